@@ -1,0 +1,62 @@
+/**
+ * The `fathom` program: wires the subcommands together, turns errors into one line on
+ * stderr and an exit status (0 ok, 1 failure, 2 usage error). The only place that calls
+ * process.exit.
+ */
+import { Command, CommanderError } from 'commander';
+import { collectionsCommand } from '../commands/collections.js';
+import { importCommand } from '../commands/import.js';
+import { exportCommand } from '../commands/export.js';
+import { documentsCommand } from '../commands/documents.js';
+import { UsageError, type ExitCode } from '../commands/common.js';
+import { FathomError } from '../src/errors.js';
+import { VERSION } from '../src/version.js';
+
+let exitCode = 0;
+const debug = process.argv.includes('--debug');
+
+function report(e: unknown): number {
+  if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+  const usage = e instanceof UsageError || (e instanceof FathomError && e.code === 'BAD_PARAMETER');
+  const msg = e instanceof Error ? e.message : String(e);
+  process.stderr.write(`error: ${msg}\n`);
+  if (debug && e instanceof Error && e.stack) process.stderr.write(e.stack + '\n');
+  return usage ? 2 : 1;
+}
+
+/** Runs a command action, recording its exit status. */
+async function run(fn: () => Promise<ExitCode>): Promise<void> {
+  try {
+    const code = await fn();
+    exitCode = typeof code === 'number' ? code : 0;
+  } catch (e) {
+    exitCode = report(e);
+  }
+}
+
+const program = new Command('fathom')
+  .description('Fathom: a search engine whose CLI works straight on its data directory')
+  .version(VERSION, '-V, --version')
+  .option('--debug', 'show stack traces on errors')
+  .showHelpAfterError('(run with --help for usage)')
+  .exitOverride()
+  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+const commands = [collectionsCommand(run), importCommand(run), exportCommand(run), documentsCommand(run)];
+for (const c of commands) {
+  program.addCommand(c);
+  for (const sub of [c, ...c.commands]) {
+    sub.exitOverride();
+    sub.option('--debug', 'show stack traces on errors');
+    sub.configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  }
+}
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  exitCode = report(e);
+}
+// Let pending stdout writes drain before exiting.
+if (process.stdout.writableLength > 0) await new Promise((r) => process.stdout.once('drain', r));
+process.exit(exitCode);

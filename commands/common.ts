@@ -1,0 +1,111 @@
+/**
+ * Helpers shared by the command files: option parsing at the edge, opening the data
+ * directory, reading input files or stdin, and writing output that respects pipes.
+ */
+import fs from 'node:fs';
+import { Option, type Command } from 'commander';
+import { DEFAULT_DATA_DIR } from '../src/defaults.js';
+import { FathomError } from '../src/errors.js';
+import type { Engine, EngineOptions } from '../src/engine.js';
+
+/** A usage error: printed as one line, exit status 2. */
+export class UsageError extends FathomError {
+  constructor(message: string) {
+    super('BAD_PARAMETER', message);
+  }
+}
+
+/** What a command's action resolves to: its exit status (default 0). */
+export type ExitCode = number | void;
+
+/** Adds the `--data-dir` option every on-disk command takes. */
+export function withDataDir(cmd: Command): Command {
+  return cmd.addOption(
+    new Option('-d, --data-dir <dir>', 'data directory').env('FATHOM_DATA_DIR').default(DEFAULT_DATA_DIR),
+  );
+}
+
+export async function openEngine(dataDir: string, opts: EngineOptions = {}): Promise<Engine> {
+  const { Engine } = await import('../src/engine.js');
+  return Engine.open(dataDir, opts);
+}
+
+/** Runs `fn` with an open engine and always closes it. */
+export async function withEngine<T>(dataDir: string, fn: (e: Engine) => Promise<T> | T, opts: EngineOptions = {}): Promise<T> {
+  const engine = await openEngine(dataDir, opts);
+  try {
+    return await fn(engine);
+  } finally {
+    await engine.close();
+  }
+}
+
+export function parseIntOption(name: string, min: number, max: number) {
+  return (v: string): number => {
+    if (!/^-?\d+$/.test(v.trim())) throw new UsageError(`--${name} must be a whole number, got "${v}"`);
+    const n = Number(v);
+    if (n < min || n > max) throw new UsageError(`--${name} must be between ${min} and ${max}, got ${n}`);
+    return n;
+  };
+}
+
+export function parseChoice<T extends string>(name: string, choices: readonly T[]) {
+  return (v: string): T => {
+    if (!(choices as readonly string[]).includes(v)) throw new UsageError(`--${name} must be one of ${choices.join(', ')}, got "${v}"`);
+    return v as T;
+  };
+}
+
+/** A readable stream for a file argument, or stdin for `-` / no argument. */
+export function inputStream(file: string | undefined): NodeJS.ReadableStream & AsyncIterable<Buffer> {
+  if (file === undefined || file === '-') {
+    if (process.stdin.isTTY) throw new UsageError('no input: give a file or pipe JSON Lines on stdin');
+    return process.stdin as NodeJS.ReadableStream & AsyncIterable<Buffer>;
+  }
+  if (!fs.existsSync(file)) throw new UsageError(`file not found: ${file}`);
+  if (fs.statSync(file).isDirectory()) throw new UsageError(`${file} is a directory, not a file`);
+  return fs.createReadStream(file, { highWaterMark: 1 << 20 }) as unknown as NodeJS.ReadableStream & AsyncIterable<Buffer>;
+}
+
+export async function readAllInput(file: string | undefined): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of inputStream(file)) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c));
+  let s = Buffer.concat(chunks).toString('utf8');
+  if (s.charCodeAt(0) === 0xfeff) s = s.slice(1);
+  return s;
+}
+
+/**
+ * Writes to stdout, waiting when the pipe is full. Resolves false when the reader has
+ * gone away (EPIPE), so a command piped into `head` stops quietly.
+ */
+export function out(text: string): Promise<boolean> | boolean {
+  if (stdoutClosed) return false;
+  if (process.stdout.write(text)) return true;
+  return new Promise((resolve) => {
+    const done = () => {
+      process.stdout.off('drain', done);
+      process.stdout.off('error', fail);
+      resolve(!stdoutClosed);
+    };
+    const fail = () => {
+      stdoutClosed = true;
+      done();
+    };
+    process.stdout.once('drain', done);
+    process.stdout.once('error', fail);
+  });
+}
+
+let stdoutClosed = false;
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') stdoutClosed = true;
+});
+
+export function isStdoutClosed(): boolean {
+  return stdoutClosed;
+}
+
+export function printJson(v: unknown, pretty = true): Promise<boolean> | boolean {
+  return import('../src/json.js').then(({ stringifyJson, stringifyPretty }) => out((pretty ? stringifyPretty(v) : stringifyJson(v)) + '\n'));
+}

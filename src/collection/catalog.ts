@@ -1,0 +1,128 @@
+/**
+ * src/collection: here is a collection name (or alias), give me its schema; here is a
+ * batch of writes, apply it.
+ *
+ * catalog.ts keeps collection records and aliases; writer.ts applies document batches.
+ */
+import { FathomError } from '../errors.js';
+import { Schema, publicFields, validateCollectionSchema, type CollectionRecord } from '../schema/schema.js';
+import { nextCounter, write, type Store } from '../storage/store.js';
+import { evictSegments, readState } from '../index/manifest.js';
+import { tokenizerFor, type Tokenizer } from '../tokenizer/tokenizer.js';
+import type { Field } from '../schema/schema.js';
+
+const schemas = new Map<string, Schema>();
+
+/** Compiled schema of a record, cached by (directory, collection id, version). */
+export function compile(store: Store, record: CollectionRecord): Schema {
+  const key = `${store.dir}\u0000${record.id}\u0000${record.version}`;
+  let s = schemas.get(key);
+  if (!s) {
+    s = new Schema(record);
+    schemas.set(key, s);
+  }
+  return s;
+}
+
+/** The tokenizer of a text field of this schema. */
+export function fieldTokenizer(schema: Schema, f: Pick<Field, 'locale' | 'stem'>): Tokenizer {
+  return tokenizerFor({
+    locale: f.locale,
+    stem: f.stem,
+    separators: schema.record.token_separators,
+    symbols: schema.record.symbols_to_index,
+  });
+}
+
+/** Resolves an alias to its collection name (names that are not aliases come back unchanged). */
+export function resolveName(store: Store, name: string): string {
+  return store.aliases.get(name) ?? name;
+}
+
+export function getRecord(store: Store, name: string): CollectionRecord {
+  const real = resolveName(store, name);
+  const rec = store.collections.get(real) as CollectionRecord | undefined;
+  if (!rec) throw new FathomError('COLLECTION_NOT_FOUND', `collection \`${name}\` not found`);
+  return rec;
+}
+
+export function getSchema(store: Store, name: string): Schema {
+  return compile(store, getRecord(store, name));
+}
+
+export interface CollectionInfo {
+  name: string;
+  fields: Record<string, unknown>[];
+  default_sorting_field: string;
+  token_separators: string[];
+  symbols_to_index: string[];
+  enable_nested_fields: boolean;
+  voice_query_model?: { model_name: string };
+  metadata?: Record<string, unknown>;
+  num_documents: number;
+  created_at: number;
+}
+
+export function describeCollection(store: Store, rec: CollectionRecord): CollectionInfo {
+  const state = readState(store, rec.id);
+  return {
+    name: rec.name,
+    fields: publicFields(rec.fields),
+    default_sorting_field: rec.default_sorting_field,
+    token_separators: rec.token_separators,
+    symbols_to_index: rec.symbols_to_index,
+    enable_nested_fields: rec.enable_nested_fields,
+    ...(rec.voice_query_model ? { voice_query_model: rec.voice_query_model } : {}),
+    ...(rec.metadata ? { metadata: rec.metadata } : {}),
+    num_documents: state.count,
+    created_at: rec.created_at,
+  };
+}
+
+export async function createCollection(store: Store, raw: unknown): Promise<CollectionInfo> {
+  const valid = validateCollectionSchema(raw);
+  const rec = await write(store, () => {
+    if (store.collections.get(valid.name) !== undefined) {
+      throw new FathomError('COLLECTION_EXISTS', `a collection named \`${valid.name}\` already exists`);
+    }
+    const id = nextCounter(store, 'next_collection_id');
+    const record: CollectionRecord = {
+      ...valid,
+      id,
+      created_at: Math.floor(Date.now() / 1000),
+      version: 1,
+    };
+    store.collections.put(valid.name, record);
+    store.colstate.put(id, { nextSeq: 0, count: 0, segments: [] });
+    return record;
+  });
+  return describeCollection(store, rec);
+}
+
+export function listCollections(store: Store): CollectionInfo[] {
+  const out: CollectionInfo[] = [];
+  for (const { value } of store.collections.getRange({})) out.push(describeCollection(store, value as CollectionRecord));
+  // newest first, as the reference lists them
+  return out.sort((a, b) => b.created_at - a.created_at || a.name.localeCompare(b.name));
+}
+
+/** Removes every key of a collection from the per-collection databases. Call inside a write transaction. */
+export function dropCollectionData(store: Store, collId: number): void {
+  for (const db of [store.docs, store.ids, store.segments, store.deletes, store.vectors]) {
+    for (const key of db.getKeys({ start: [collId], end: [collId + 1] })) db.remove(key);
+  }
+  store.colstate.remove(collId);
+}
+
+export async function deleteCollection(store: Store, name: string): Promise<CollectionInfo> {
+  const info = await write(store, () => {
+    const rec = getRecord(store, name);
+    const info = describeCollection(store, rec);
+    dropCollectionData(store, rec.id);
+    store.collections.remove(rec.name);
+    // aliases pointing at it stay (as in the reference) but resolve to nothing
+    return { info, id: rec.id };
+  });
+  evictSegments(store, info.id, []);
+  return info.info;
+}

@@ -1,0 +1,258 @@
+/**
+ * Applies a batch of document writes and deletes in one LMDB transaction: documents, the
+ * id map, a new index segment for the batch, deletion bits for replaced or deleted
+ * documents, and the collection manifest. Either all of it commits or none of it does,
+ * so a crash never leaves a document without its index entries or the reverse.
+ */
+import { FathomError, isFathomError } from '../errors.js';
+import { prepareDocument, validateId, type DirtyValues, type IndexValue } from '../document/document.js';
+import { compile, fieldTokenizer, getRecord } from './catalog.js';
+import { Schema, type CollectionRecord, type Field, type FieldDef } from '../schema/schema.js';
+import { nextCounter, type Store } from '../storage/store.js';
+import { SegmentBuilder, type BuiltSegment } from '../index/segment.js';
+import { openSegment, readState, type CollectionState, type SegmentInfo } from '../index/manifest.js';
+import { isPlainObject } from '../json.js';
+
+export type WriteAction = 'create' | 'upsert' | 'update' | 'emplace';
+export const WRITE_ACTIONS: readonly WriteAction[] = ['create', 'upsert', 'update', 'emplace'];
+
+export type BatchOp =
+  | { kind: 'write'; doc: unknown; action: WriteAction; dirty?: DirtyValues; id?: string }
+  | { kind: 'delete'; id: string; ignoreNotFound?: boolean }
+  | { kind: 'deleteSeq'; seq: number }
+  | { kind: 'error'; error: FathomError };
+
+export type OpResult =
+  | { ok: true; id: string; doc: Record<string, unknown>; seq: number; existed: boolean }
+  | { ok: false; error: FathomError };
+
+/** Hooks for indexes kept outside the segments (vectors, references). Called inside the transaction. */
+export interface WriteHooks {
+  /** A document was written (new or replacing `previous`). May throw to reject it. */
+  beforeWrite?(ctx: BatchContext, seq: number, stored: Record<string, unknown>, values: Array<[Field, IndexValue]>, previous: Record<string, unknown> | undefined): void;
+  /** A document was removed. */
+  afterDelete?(ctx: BatchContext, seq: number, doc: Record<string, unknown>): void;
+}
+
+export interface BatchContext {
+  store: Store;
+  record: CollectionRecord;
+  schema: Schema;
+  state: CollectionState;
+}
+
+/** Marks documents deleted in existing segments, copying each bitmap once per batch. */
+class Deletions {
+  private bits = new Map<number, Uint8Array>();
+  constructor(
+    private readonly store: Store,
+    private readonly collId: number,
+    private readonly state: CollectionState,
+  ) {}
+
+  /** Marks the live copy of `seq` deleted. Returns false when no segment holds it. */
+  mark(seq: number): boolean {
+    const segs = this.state.segments;
+    for (let i = segs.length - 1; i >= 0; i--) {
+      const info = segs[i]!;
+      if (seq < info.min || seq > info.max) continue;
+      const reader = openSegment(this.store, this.collId, info.id);
+      const ord = reader.ordinalOf(seq);
+      if (ord < 0) continue;
+      const bits = this.bitmap(info);
+      const mask = 1 << (ord & 7);
+      if (bits[ord >> 3]! & mask) continue;
+      bits[ord >> 3] = bits[ord >> 3]! | mask;
+      info.del++;
+      return true;
+    }
+    return false;
+  }
+
+  private bitmap(info: SegmentInfo): Uint8Array {
+    let b = this.bits.get(info.id);
+    if (!b) {
+      const raw = this.store.deletes.getBinary([this.collId, info.id]);
+      b = new Uint8Array((info.n + 7) >> 3);
+      if (raw) b.set(raw.subarray(0, b.length));
+      this.bits.set(info.id, b);
+    }
+    return b;
+  }
+
+  /** Writes changed bitmaps; drops segments whose documents are all deleted. */
+  flush(): void {
+    const keep: SegmentInfo[] = [];
+    for (const info of this.state.segments) {
+      if (info.del >= info.n) {
+        removeSegment(this.store, this.collId, info.id);
+        continue;
+      }
+      const b = this.bits.get(info.id);
+      if (b) this.store.deletes.put([this.collId, info.id], Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+      keep.push(info);
+    }
+    this.state.segments = keep;
+  }
+}
+
+export function removeSegment(store: Store, collId: number, segId: number): void {
+  for (const key of store.segments.getKeys({ start: [collId, segId], end: [collId, segId + 1] })) store.segments.remove(key);
+  store.deletes.remove([collId, segId]);
+}
+
+/** Writes a built segment and lists it in the manifest. */
+export function addSegment(store: Store, collId: number, state: CollectionState, built: BuiltSegment): SegmentInfo {
+  const id = nextCounter(store, 'next_segment_id');
+  for (const [fieldId, blob] of built.blobs) {
+    store.segments.put([collId, id, fieldId], Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength));
+  }
+  const info: SegmentInfo = { id, n: built.n, del: 0, min: built.minSeq, max: built.maxSeq };
+  state.segments.push(info);
+  return info;
+}
+
+function generateIdFor(store: Store, collId: number, seq: number): string {
+  let id = String(seq);
+  while (store.ids.get([collId, id]) !== undefined) {
+    id = `${seq}-${Math.random().toString(36).slice(2, 8)}`;
+  }
+  return id;
+}
+
+/** Adds discovered fields to the record. Returns true when the schema changed. */
+function addDiscovered(record: CollectionRecord, defs: Array<Omit<FieldDef, 'id'>>): boolean {
+  let changed = false;
+  for (const def of defs) {
+    const existing = record.fields.find((f) => f.name === def.name);
+    if (existing) {
+      if (existing.type === 'auto') {
+        existing.type = def.type;
+        existing.sort = def.sort;
+        changed = true;
+      }
+      continue;
+    }
+    record.fields.push({ ...def, id: record.next_field_id++ });
+    changed = true;
+  }
+  if (changed) record.version++;
+  return changed;
+}
+
+/**
+ * Applies `ops` to collection `name`. Must run inside a write transaction. Returns one
+ * result per op, in order; a failing op affects no other.
+ */
+export function applyBatch(store: Store, name: string, ops: BatchOp[], hooks: WriteHooks = {}): OpResult[] {
+  const record = structuredClone(getRecord(store, name)) as CollectionRecord;
+  let schema = compile(store, record);
+  const collId = record.id;
+  const state = structuredClone(readState(store, collId)) as CollectionState;
+  const ctx: BatchContext = { store, record, schema, state };
+  const builder = new SegmentBuilder();
+  const deletions = new Deletions(store, collId, state);
+  let recordChanged = false;
+  const results: OpResult[] = [];
+
+  const removeLive = (seq: number) => {
+    if (builder.has(seq)) builder.remove(seq);
+    else deletions.mark(seq);
+  };
+
+  for (const op of ops) {
+    try {
+      if (op.kind === 'error') throw op.error;
+      if (op.kind === 'delete' || op.kind === 'deleteSeq') {
+        let seq: number | undefined;
+        let id: string;
+        if (op.kind === 'delete') {
+          id = op.id;
+          seq = store.ids.get([collId, id]);
+          if (seq === undefined) {
+            if (op.ignoreNotFound) {
+              results.push({ ok: true, id, doc: { id }, seq: -1, existed: false });
+              continue;
+            }
+            throw new FathomError('DOCUMENT_NOT_FOUND', `document \`${id}\` not found in collection \`${record.name}\``);
+          }
+        } else seq = op.seq;
+        const doc = store.docs.get([collId, seq]) as Record<string, unknown> | undefined;
+        if (!doc) {
+          results.push({ ok: false, error: new FathomError('DOCUMENT_NOT_FOUND', `document not found`) });
+          continue;
+        }
+        id = String(doc.id);
+        hooks.afterDelete?.(ctx, seq, doc);
+        store.docs.remove([collId, seq]);
+        store.ids.remove([collId, id]);
+        removeLive(seq);
+        state.count--;
+        results.push({ ok: true, id, doc, seq, existed: true });
+        continue;
+      }
+
+      // write
+      const input = op.doc;
+      if (!isPlainObject(input)) {
+        throw new FathomError('BAD_DOCUMENT', `a document must be a JSON object, got ${Array.isArray(input) ? 'an array' : input === null ? 'null' : typeof input}`);
+      }
+      let givenId: string | undefined;
+      if (op.id !== undefined) givenId = validateId(op.id);
+      else if (input.id !== undefined && input.id !== null) givenId = validateId(input.id);
+      const existingSeq = givenId === undefined ? undefined : store.ids.get([collId, givenId]);
+      const action = op.action;
+      let previous: Record<string, unknown> | undefined;
+      if (existingSeq !== undefined) previous = store.docs.get([collId, existingSeq]) as Record<string, unknown>;
+      if (action === 'create' && existingSeq !== undefined) {
+        throw new FathomError('DOCUMENT_EXISTS', `a document with id \`${givenId}\` already exists`);
+      }
+      if (action === 'update') {
+        if (givenId === undefined) throw new FathomError('BAD_DOCUMENT', 'an update needs the document `id`');
+        if (existingSeq === undefined) throw new FathomError('DOCUMENT_NOT_FOUND', `document \`${givenId}\` not found, so it cannot be updated`);
+      }
+      let full: Record<string, unknown> = input;
+      if ((action === 'update' || action === 'emplace') && previous) {
+        full = { ...previous, ...input };
+        for (const k of Object.keys(input)) if (input[k] === null) delete full[k];
+      }
+      if (givenId !== undefined) full = full.id === givenId ? full : { ...full, id: givenId };
+      const seq = existingSeq ?? state.nextSeq;
+      const prepared = prepareDocument(schema, full, {
+        mode: op.dirty ?? schema.defaultDirtyValues,
+        generateId: () => generateIdFor(store, collId, seq),
+      });
+      if (prepared.discovered.length > 0 && addDiscovered(record, prepared.discovered)) {
+        schema = new Schema(record);
+        ctx.schema = schema;
+        recordChanged = true;
+      }
+      const values = prepared.values.map(([f, v]) => [f.id > 0 ? f : (schema.field(f.name) ?? f), v] as [Field, IndexValue]);
+      if (existingSeq === undefined && store.ids.get([collId, prepared.id]) !== undefined) {
+        // generated ids never collide; this is a given id seen earlier in this batch
+        throw new FathomError('DOCUMENT_EXISTS', `a document with id \`${prepared.id}\` already exists`);
+      }
+      hooks.beforeWrite?.(ctx, seq, prepared.stored, values, previous);
+      if (existingSeq === undefined) {
+        state.nextSeq++;
+        state.count++;
+      } else removeLive(existingSeq);
+      store.docs.put([collId, seq], prepared.stored);
+      store.ids.put([collId, prepared.id], seq);
+      builder.add(seq, values);
+      results.push({ ok: true, id: prepared.id, doc: prepared.stored, seq, existed: existingSeq !== undefined });
+    } catch (e) {
+      if (!isFathomError(e)) throw e;
+      results.push({ ok: false, error: e });
+    }
+  }
+
+  deletions.flush();
+  if (builder.size > 0) {
+    const built = builder.build((f) => fieldTokenizer(schema, f));
+    addSegment(store, collId, state, built);
+  }
+  store.colstate.put(collId, state);
+  if (recordChanged) store.collections.put(record.name, record);
+  return results;
+}

@@ -1,0 +1,202 @@
+/**
+ * The engine: one object that the CLI commands and the HTTP server both drive. It owns
+ * the data directory and exposes collections, documents, import/export, search, keys and
+ * stopwords. Nothing above this layer touches LMDB directly.
+ */
+import { FathomError } from './errors.js';
+import { openStore, write, type OpenOptions, type Store } from './storage/store.js';
+import {
+  createCollection,
+  deleteCollection,
+  describeCollection,
+  getRecord,
+  listCollections,
+  type CollectionInfo,
+} from './collection/catalog.js';
+import { applyBatch, type BatchOp, type OpResult, type WriteAction, type WriteHooks } from './collection/writer.js';
+import type { DirtyValues } from './document/document.js';
+import { importLines, type ImportOptions, type ImportSummary, type ResultSink } from './io/import.js';
+import { exportDocuments, type ExportOptions } from './io/export.js';
+import { Merger } from './index/merger.js';
+import { evictStore, readState } from './index/manifest.js';
+import { project, type Projection } from './io/project.js';
+
+export interface EngineOptions extends OpenOptions {
+  /**
+   * Where segment merges run after writes: 'worker' (default) in a worker thread,
+   * 'inline' on this thread between writes, 'off' never (tests of the raw write path).
+   */
+  merges?: 'worker' | 'inline' | 'off';
+}
+
+export interface WriteOptions {
+  action?: WriteAction;
+  dirtyValues?: DirtyValues;
+}
+
+export class Engine {
+  readonly store: Store;
+  readonly merges: 'worker' | 'inline' | 'off';
+  private readonly merger: Merger;
+  private hooks: WriteHooks = {};
+  private closed = false;
+
+  private constructor(store: Store, opts: EngineOptions) {
+    this.store = store;
+    this.merges = opts.merges ?? 'worker';
+    this.merger = new Merger(store, this.merges === 'worker');
+  }
+
+  static open(dir: string, opts: EngineOptions = {}): Engine {
+    return new Engine(openStore(dir, opts), opts);
+  }
+
+  get dir(): string {
+    return this.store.dir;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.merger.close();
+    evictStore(this.store);
+    await this.store.close();
+  }
+
+  /** Adds hooks that run inside every write transaction (vector and reference indexes). */
+  addHooks(h: WriteHooks): void {
+    const prev = this.hooks;
+    this.hooks = {
+      beforeWrite: (...a) => {
+        prev.beforeWrite?.(...a);
+        h.beforeWrite?.(...a);
+      },
+      afterDelete: (...a) => {
+        prev.afterDelete?.(...a);
+        h.afterDelete?.(...a);
+      },
+    };
+  }
+
+  // -------------------------------------------------------------------------
+  // Collections
+  // -------------------------------------------------------------------------
+
+  createCollection(schema: unknown): Promise<CollectionInfo> {
+    return createCollection(this.store, schema);
+  }
+  listCollections(): CollectionInfo[] {
+    return listCollections(this.store);
+  }
+  getCollection(name: string): CollectionInfo {
+    return describeCollection(this.store, getRecord(this.store, name));
+  }
+  deleteCollection(name: string): Promise<CollectionInfo> {
+    return deleteCollection(this.store, name);
+  }
+
+  // -------------------------------------------------------------------------
+  // Documents
+  // -------------------------------------------------------------------------
+
+  /** Applies a batch of operations in one transaction. */
+  async writeBatch(collection: string, ops: BatchOp[]): Promise<OpResult[]> {
+    const results = await write(this.store, () => applyBatch(this.store, collection, ops, this.hooks));
+    this.afterWrite(collection);
+    return results;
+  }
+
+  private async single(collection: string, op: BatchOp): Promise<OpResult & { ok: true }> {
+    const [r] = await this.writeBatch(collection, [op]);
+    if (!r!.ok) throw r!.error;
+    return r as OpResult & { ok: true };
+  }
+
+  /** Creates (or upserts / emplaces) one document; returns it as stored. */
+  async writeDocument(collection: string, doc: unknown, opts: WriteOptions = {}): Promise<Record<string, unknown>> {
+    const r = await this.single(collection, { kind: 'write', doc, action: opts.action ?? 'create', dirty: opts.dirtyValues });
+    return r.doc;
+  }
+
+  /** Partial update by id; returns the fields that were applied, with the id. */
+  async updateDocument(collection: string, id: string, partial: unknown, opts: WriteOptions = {}): Promise<Record<string, unknown>> {
+    const r = await this.single(collection, { kind: 'write', doc: partial, action: 'update', dirty: opts.dirtyValues, id });
+    const applied: Record<string, unknown> = { id: r.id };
+    if (partial && typeof partial === 'object') for (const k of Object.keys(partial)) if (k in r.doc) applied[k] = r.doc[k];
+    return applied;
+  }
+
+  async deleteDocument(collection: string, id: string, opts: { ignoreNotFound?: boolean } = {}): Promise<Record<string, unknown>> {
+    const r = await this.single(collection, { kind: 'delete', id, ignoreNotFound: opts.ignoreNotFound });
+    return r.doc;
+  }
+
+  getDocument(collection: string, id: string, projection: Projection = {}): Record<string, unknown> {
+    const rec = getRecord(this.store, collection);
+    const seq = this.store.ids.get([rec.id, id]);
+    const doc = seq === undefined ? undefined : (this.store.docs.get([rec.id, seq]) as Record<string, unknown> | undefined);
+    if (!doc) throw new FathomError('DOCUMENT_NOT_FOUND', `document \`${id}\` not found in collection \`${collection}\``);
+    return project(doc, projection);
+  }
+
+  // -------------------------------------------------------------------------
+  // Import / export
+  // -------------------------------------------------------------------------
+
+  async import(
+    collection: string,
+    source: AsyncIterable<Buffer | Uint8Array | string>,
+    opts: ImportOptions,
+    sink: ResultSink,
+  ): Promise<ImportSummary> {
+    let batches = 0;
+    const summary = await importLines(
+      this.store,
+      collection,
+      source,
+      {
+        ...opts,
+        hooks: this.hooks,
+        afterBatch: async (done) => {
+          await opts.afterBatch?.(done);
+          this.afterWrite(collection);
+        },
+      },
+      sink,
+    );
+    this.afterWrite(collection);
+    return summary;
+  }
+
+  /** Documents of a collection in seq order; with `filterBy`, only those that match. */
+  exportDocuments(collection: string, opts: ExportOptions & { filterBy?: string } = {}): Generator<Record<string, unknown>> {
+    if (opts.filterBy !== undefined && opts.filterBy.trim() !== '') {
+      throw new FathomError('BAD_PARAMETER', 'filter_by on export needs the keyword index, which is not built yet');
+    }
+    return exportDocuments(this.store, collection, opts);
+  }
+
+  // -------------------------------------------------------------------------
+  // Maintenance
+  // -------------------------------------------------------------------------
+
+  private afterWrite(collection: string) {
+    if (this.merges !== 'off') this.merger.schedule(collection);
+  }
+
+  /** Resolves when queued background merges are done (end of an import, tests, shutdown). */
+  idle(): Promise<void> {
+    return this.merger.idle();
+  }
+
+  /** Merges a collection's segments into one. */
+  async optimize(collection: string): Promise<number> {
+    getRecord(this.store, collection);
+    return this.merger.merge(collection, { full: true });
+  }
+
+  /** Seqs of all live documents, ascending (for filter-less bulk operations). */
+  liveCount(collection: string): number {
+    return readState(this.store, getRecord(this.store, collection).id).count;
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * The segment manifest of a collection, deletion bitmaps, and the process-wide cache of
+ * opened segments.
+ *
+ * CollectionState (colstate db, one record per collection) is rewritten by every write
+ * transaction; it lists the live segments. Segments themselves never change, so an
+ * opened SegmentReader stays valid for as long as the segment is listed: a reader in
+ * another process, or the same process after a write, sees a consistent index by
+ * reading the manifest and using cached readers for the segments it names.
+ *
+ *   colstate[collId] = { nextSeq, count, segments: [{id, n, del, min, max}, ...] }
+ *   segments[collId, segId, 0]        header blob (ordinal -> seq)
+ *   segments[collId, segId, fieldId]  field blobs
+ *   deletes[collId, segId]            bitmap: bit o set when ordinal o is deleted
+ */
+import type { Store } from '../storage/store.js';
+import { SegmentReader } from './segment.js';
+
+export interface SegmentInfo {
+  id: number;
+  /** Documents in the segment, deleted ones included. */
+  n: number;
+  /** Deleted documents. */
+  del: number;
+  /** Smallest and largest seq in the segment. */
+  min: number;
+  max: number;
+}
+
+export interface CollectionState {
+  nextSeq: number;
+  /** Live documents. */
+  count: number;
+  segments: SegmentInfo[];
+}
+
+export function emptyState(): CollectionState {
+  return { nextSeq: 0, count: 0, segments: [] };
+}
+
+export function readState(store: Store, collId: number): CollectionState {
+  return (store.colstate.get(collId) as CollectionState | undefined) ?? emptyState();
+}
+
+// ---------------------------------------------------------------------------
+// Segment cache
+// ---------------------------------------------------------------------------
+
+const readers = new Map<string, SegmentReader>();
+const bitmaps = new Map<string, { del: number; bits: Uint8Array }>();
+
+function cacheKey(store: Store, collId: number, segId: number) {
+  return `${store.dir}\u0000${collId}\u0000${segId}`;
+}
+
+export function openSegment(store: Store, collId: number, segId: number): SegmentReader {
+  const key = cacheKey(store, collId, segId);
+  let r = readers.get(key);
+  if (!r) {
+    const header = store.segments.getBinary([collId, segId, 0]);
+    if (!header) throw new Error(`index segment ${segId} of collection ${collId} is missing`);
+    r = new SegmentReader(segId, header, (fieldId) => store.segments.getBinary([collId, segId, fieldId]) ?? undefined);
+    readers.set(key, r);
+  }
+  return r;
+}
+
+/** Deletion bitmap of a segment as of `del` deletions (null when none). */
+export function deletionBits(store: Store, collId: number, info: SegmentInfo): Uint8Array | null {
+  if (info.del === 0) return null;
+  const key = cacheKey(store, collId, info.id);
+  const c = bitmaps.get(key);
+  if (c && c.del === info.del) return c.bits;
+  const raw = store.deletes.getBinary([collId, info.id]);
+  const bits = raw ? new Uint8Array(raw) : new Uint8Array((info.n + 7) >> 3);
+  bitmaps.set(key, { del: info.del, bits });
+  return bits;
+}
+
+/** Forgets cached readers of segments no longer listed (after merges or deletes). */
+export function evictSegments(store: Store, collId: number, live: Iterable<number>): void {
+  const keep = new Set<string>();
+  for (const id of live) keep.add(cacheKey(store, collId, id));
+  const prefix = `${store.dir}\u0000${collId}\u0000`;
+  for (const k of readers.keys()) if (k.startsWith(prefix) && !keep.has(k)) readers.delete(k);
+  for (const k of bitmaps.keys()) if (k.startsWith(prefix) && !keep.has(k)) bitmaps.delete(k);
+}
+
+/** Forgets everything cached for a data directory (on close). */
+export function evictStore(store: Store): void {
+  const prefix = `${store.dir}\u0000`;
+  for (const k of readers.keys()) if (k.startsWith(prefix)) readers.delete(k);
+  for (const k of bitmaps.keys()) if (k.startsWith(prefix)) bitmaps.delete(k);
+}
+
+export function isDeleted(bits: Uint8Array | null, ord: number): boolean {
+  return bits !== null && (bits[ord >> 3]! & (1 << (ord & 7))) !== 0;
+}
+
+// ---------------------------------------------------------------------------
+// Snapshots for reading
+// ---------------------------------------------------------------------------
+
+export interface LiveSegment {
+  info: SegmentInfo;
+  reader: SegmentReader;
+  deleted: Uint8Array | null;
+}
+
+export interface IndexSnapshot {
+  collId: number;
+  state: CollectionState;
+  segments: LiveSegment[];
+}
+
+/** The collection's index as of now. Must be used synchronously (one LMDB read snapshot). */
+export function snapshot(store: Store, collId: number): IndexSnapshot {
+  const state = readState(store, collId);
+  const segments = state.segments.map((info) => ({
+    info,
+    reader: openSegment(store, collId, info.id),
+    deleted: deletionBits(store, collId, info),
+  }));
+  return { collId, state, segments };
+}
+
+/** Finds the live (segment, ordinal) holding `seq`. */
+export function locate(snap: IndexSnapshot, seq: number): { seg: LiveSegment; ord: number } | undefined {
+  for (let i = snap.segments.length - 1; i >= 0; i--) {
+    const seg = snap.segments[i]!;
+    if (seq < seg.info.min || seq > seg.info.max) continue;
+    const ord = seg.reader.ordinalOf(seq);
+    if (ord >= 0 && !isDeleted(seg.deleted, ord)) return { seg, ord };
+  }
+  return undefined;
+}

@@ -1,0 +1,22 @@
+/**
+ * Worker thread that merges segments, so that merges use the second core and never
+ * block the thread that parses, indexes and answers queries. It opens the same LMDB
+ * environment (lmdb-js shares it between threads of one process) and commits each
+ * merge in its own short transaction.
+ *
+ * Messages in:  { id, collection, full }     out: { id, merges } | { id, error }
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { openStore } from '../storage/store.js';
+import { mergeCollection } from './maintenance.js';
+
+const store = openStore((workerData as { dir: string }).dir, { create: false });
+
+parentPort!.on('message', async (msg: { id: number; collection: string; full?: boolean; maxMerges?: number }) => {
+  try {
+    const merges = await mergeCollection(store, msg.collection, { full: msg.full, maxMerges: msg.maxMerges });
+    parentPort!.postMessage({ id: msg.id, merges });
+  } catch (e) {
+    parentPort!.postMessage({ id: msg.id, error: (e as Error).message });
+  }
+});

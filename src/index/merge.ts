@@ -1,0 +1,231 @@
+/**
+ * Merging segments: several segments in, one out, deleted documents dropped.
+ *
+ *   seg A (seq 0..63)   seg B (seq 64..127)   seg C (seq 3, an upsert of A's doc 3)
+ *        \                     |                    /
+ *         +------ k-way by seq, skip deleted -------+
+ *                              |
+ *                 new ordinals 0..n-1 in seq order
+ *
+ * Postings are re-encoded with the new ordinals; position bytes are copied as they
+ * are (position deltas do not depend on ordinals). A tiered policy in the style of
+ * Lucene's TieredMergePolicy keeps the segment count logarithmic in the collection size:
+ * a segment's tier is floor(log_factor(live / base)), and `factor` segments of one tier
+ * merge into one segment of the next.
+ */
+import { MERGE_POLICY } from '../defaults.js';
+import { ByteWriter, StringTableBuilder, compareEntries, encodeBlob, jsonSection, type Section } from './codec.js';
+import { isDeleted, type SegmentInfo } from './manifest.js';
+import { TAG, SEGMENT_FORMAT, addValueSections, type BuiltSegment, type FieldMeta, type SegmentMeta, type SegmentReader } from './segment.js';
+
+export interface MergeSource {
+  reader: SegmentReader;
+  deleted: Uint8Array | null;
+}
+
+export interface MergeResult {
+  built: BuiltSegment;
+  /** Per source: old ordinal -> new ordinal, -1 when dropped. */
+  remap: Int32Array[];
+}
+
+/** Which segments to merge next, or undefined when the manifest is in shape. */
+export function planMerge(segments: readonly SegmentInfo[], policy = MERGE_POLICY): SegmentInfo[] | undefined {
+  // A segment that is mostly deleted is rewritten on its own.
+  for (const s of segments) {
+    if (s.n > 0 && s.del / s.n > policy.maxDeletedRatio) return [s];
+  }
+  const tiers = new Map<number, SegmentInfo[]>();
+  for (const s of segments) {
+    const live = Math.max(1, s.n - s.del);
+    const tier = live <= policy.base ? 0 : Math.floor(Math.log(live / policy.base) / Math.log(policy.factor)) + 1;
+    let t = tiers.get(tier);
+    if (!t) tiers.set(tier, (t = []));
+    t.push(s);
+  }
+  for (const tier of [...tiers.keys()].sort((a, b) => a - b)) {
+    const group = tiers.get(tier)!;
+    if (group.length >= policy.factor) return group.slice(0, policy.factor);
+  }
+  return undefined;
+}
+
+/** Everything into one segment (used after bulk imports and by `optimize`). */
+export function planFullMerge(segments: readonly SegmentInfo[]): SegmentInfo[] | undefined {
+  if (segments.length > 1 || segments.some((s) => s.del > 0)) return [...segments];
+  return undefined;
+}
+
+export function mergeSegments(sources: MergeSource[], keepField: (fieldId: number) => boolean): MergeResult {
+  // 1. New ordinals, in seq order.
+  const live: Array<[number, number, number]> = []; // seq, source, ord
+  for (let s = 0; s < sources.length; s++) {
+    const { reader, deleted } = sources[s]!;
+    for (let o = 0; o < reader.n; o++) if (!isDeleted(deleted, o)) live.push([reader.seqs[o]!, s, o]);
+  }
+  live.sort((a, b) => a[0] - b[0]);
+  const n = live.length;
+  const remap = sources.map((s) => new Int32Array(s.reader.n).fill(-1));
+  const seqs = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    const [seq, s, o] = live[i]!;
+    seqs[i] = seq;
+    remap[s]![o] = i;
+  }
+  // which new ordinal comes from which (source, ord): for column copies
+  const origin = live;
+
+  // 2. Fields.
+  const fieldMetas = new Map<number, FieldMeta>();
+  for (const { reader } of sources) {
+    for (const [id, m] of reader.fields) if (keepField(id) && !fieldMetas.has(id)) fieldMetas.set(id, m);
+  }
+  const blobs = new Map<number, Uint8Array>();
+  const metas: FieldMeta[] = [];
+  for (const [fieldId, meta] of fieldMetas) {
+    if (meta.kind === 'text') blobs.set(fieldId, mergeText(sources, fieldId, meta, remap, origin, n));
+    else blobs.set(fieldId, mergeNumeric(sources, fieldId, origin, n));
+    metas.push(meta);
+  }
+  const header: SegmentMeta = { v: SEGMENT_FORMAT, n, fields: metas };
+  blobs.set(0, encodeBlob(new Map<number, Section>([[TAG.META, jsonSection(header)], [TAG.SEQS, seqs]])));
+  return { built: { n, seqs, minSeq: n ? seqs[0]! : 0, maxSeq: n ? seqs[n - 1]! : 0, blobs }, remap };
+}
+
+function mergeText(
+  sources: MergeSource[],
+  fieldId: number,
+  meta: FieldMeta,
+  remap: Int32Array[],
+  origin: Array<[number, number, number]>,
+  n: number,
+): Uint8Array {
+  const idx = sources.map((s) => s.reader.text(fieldId));
+  const k = sources.length;
+  // k-way merge of the sorted term tables, comparing stored code units directly.
+  const ptr = new Int32Array(k);
+  const sizes = idx.map((t) => (t ? t.terms.size : 0));
+  const w = new ByteWriter(1 << 16);
+  const out = new StringTableBuilder();
+  const postOffsets: number[] = [];
+  const docFreq: number[] = [];
+  const entries: number[] = []; // newOrd, tf, from, to, source (flat)
+  const withTerm: number[] = [];
+  for (;;) {
+    // sources whose current term is the smallest
+    withTerm.length = 0;
+    let min = -1;
+    for (let s = 0; s < k; s++) {
+      if (ptr[s]! >= sizes[s]!) continue;
+      if (min < 0) {
+        min = s;
+        withTerm.push(s);
+        continue;
+      }
+      const c = compareEntries(idx[s]!.terms, ptr[s]!, idx[min]!.terms, ptr[min]!);
+      if (c < 0) {
+        min = s;
+        withTerm.length = 0;
+        withTerm.push(s);
+      } else if (c === 0) withTerm.push(s);
+    }
+    if (min < 0) break;
+    entries.length = 0;
+    let sorted = true;
+    let lastNo = -1;
+    for (const s of withTerm) {
+      const ti = idx[s]!;
+      const cur = ti.cursor(ptr[s]!);
+      const map = remap[s]!;
+      while (cur.next() !== Infinity) {
+        const no = map[cur.doc]!;
+        if (no < 0) continue;
+        const [from, to] = cur.positionBytes();
+        if (no < lastNo) sorted = false;
+        lastNo = no;
+        entries.push(no, cur.tf, from, to, s);
+      }
+    }
+    const minTable = idx[min]!.terms;
+    const minIdx = ptr[min]!;
+    for (const s of withTerm) ptr[s]!++;
+    const count = entries.length / 5;
+    if (count === 0) continue;
+    let order: number[] | undefined;
+    if (!sorted) {
+      order = Array.from({ length: count }, (_, i) => i);
+      order.sort((a, b) => entries[a * 5]! - entries[b * 5]!);
+    }
+    out.appendFrom(minTable, minIdx);
+    postOffsets.push(w.len);
+    docFreq.push(count);
+    let last = 0;
+    for (let e = 0; e < count; e++) {
+      const x = (order ? order[e]! : e) * 5;
+      const no = entries[x]!;
+      w.varint(no - last);
+      last = no;
+      w.varint(entries[x + 1]!);
+      w.bytes(idx[entries[x + 4]!]!.postings, entries[x + 2]!, entries[x + 3]!);
+    }
+  }
+  postOffsets.push(w.len);
+  // Lengths (ragged) and values, in new ordinal order.
+  const lenOffsets = new Uint32Array(n + 1);
+  const lengths: number[] = [];
+  const values: (string | string[] | undefined)[] = meta.values ? new Array(n) : [];
+  for (let i = 0; i < n; i++) {
+    lenOffsets[i] = lengths.length;
+    const [, s, o] = origin[i]!;
+    const t = idx[s];
+    if (!t) continue;
+    const a = t.lengths.offsets[o]!;
+    const b = t.lengths.offsets[o + 1]!;
+    for (let k = a; k < b; k++) lengths.push(t.lengths.values[k]!);
+    if (meta.values && t.valueIds) {
+      const strs = t.valueStrings();
+      const va = t.valueIds.offsets[o]!;
+      const vb = t.valueIds.offsets[o + 1]!;
+      if (vb > va) {
+        if (meta.isArray) {
+          const arr: string[] = [];
+          for (let k = va; k < vb; k++) arr.push(strs[t.valueIds.values[k]!]!);
+          values[i] = arr;
+        } else values[i] = strs[t.valueIds.values[va]!]!;
+      }
+    }
+  }
+  lenOffsets[n] = lengths.length;
+  const table = out.build();
+  const sections = new Map<number, Section>([
+    [TAG.TERM_OFFSETS, table.offsets],
+    [TAG.TERM_CHARS, table.chars],
+    [TAG.POST_OFFSETS, Uint32Array.from(postOffsets)],
+    [TAG.DOC_FREQ, Uint32Array.from(docFreq)],
+    [TAG.POSTINGS, w.result().slice()],
+    [TAG.LENGTHS, Uint32Array.from(lengths)],
+    [TAG.LEN_OFFSETS, lenOffsets],
+  ]);
+  if (meta.values) addValueSections(sections, values, n);
+  return encodeBlob(sections);
+}
+
+function mergeNumeric(sources: MergeSource[], fieldId: number, origin: Array<[number, number, number]>, n: number): Uint8Array {
+  const cols = sources.map((s) => s.reader.numeric(fieldId));
+  const offsets = new Uint32Array(n + 1);
+  const values: number[] = [];
+  for (let i = 0; i < n; i++) {
+    offsets[i] = values.length;
+    const [, s, o] = origin[i]!;
+    const c = cols[s];
+    if (!c) continue;
+    for (let k = c.offsets[o]!; k < c.offsets[o + 1]!; k++) values.push(c.values[k]!);
+  }
+  offsets[n] = values.length;
+  return encodeBlob(
+    new Map<number, Section>([
+      [TAG.NUM, Float64Array.from(values)],
+      [TAG.NUM_OFFSETS, offsets],
+    ]),
+  );
+}

@@ -1,0 +1,543 @@
+/**
+ * src/index: here is a term, give me its postings; here is a document, give me its column values.
+ *
+ * A collection's index is a list of immutable segments (see manifest.ts). A segment
+ * covers a set of documents, numbered inside the segment by ordinal 0..n-1 in ascending
+ * order of their collection-wide sequence number (seq). It is stored as one blob per
+ * field plus a header blob, under keys [collId, segId, fieldId] (fieldId 0 = header):
+ *
+ *   header   META (json: version, n, fields)         SEQS u32[n]  (ordinal -> seq)
+ *   text     TERMS (StringTable) POST_OFFSETS u32[T+1] DOC_FREQ u32[T] POSTINGS u8[]
+ *            LENGTHS (tokens per document, or per array element)
+ *            VALUES (raw strings; only for facet / sort fields)
+ *   number   NUM (f64 per document, NaN when absent; ragged for arrays)
+ *
+ * Postings of one term, ordinals ascending, all varints:
+ *
+ *   [ordΔ][tf][posΔ x tf] [ordΔ][tf][posΔ x tf] ...
+ *
+ * Positions count tokens from 0. In array fields a position is element * 65536 + token,
+ * so phrases and proximity never span two elements.
+ *
+ * Deleted documents are not removed from a segment; each segment has a deletion bitmap
+ * beside it (manifest.ts) and merges drop them.
+ */
+import type { Field } from '../schema/schema.js';
+import type { IndexValue } from '../document/document.js';
+import type { Tokenizer } from '../tokenizer/tokenizer.js';
+import { Blob, ByteReader, ByteWriter, StringTable, encodeBlob, jsonSection, type Section } from './codec.js';
+
+export const SEGMENT_FORMAT = 1;
+
+/** Section tags. Never renumber: they are part of the on-disk format. */
+export const TAG = {
+  META: 1,
+  SEQS: 2,
+  TERM_OFFSETS: 10,
+  TERM_CHARS: 11,
+  POST_OFFSETS: 12,
+  DOC_FREQ: 13,
+  POSTINGS: 14,
+  LENGTHS: 15,
+  LEN_OFFSETS: 16,
+  VAL_OFFSETS: 20,
+  VAL_CHARS: 21,
+  VAL_IDS: 22,
+  VAL_DOC_OFFSETS: 23,
+  NUM: 30,
+  NUM_OFFSETS: 31,
+} as const;
+
+export const ELEMENT_SHIFT = 65536;
+const MAX_POS_IN_ELEMENT = 65535;
+const MAX_ELEMENTS = 65535;
+
+export type ColumnKind = 'text' | 'number';
+
+export interface FieldMeta {
+  id: number;
+  kind: ColumnKind;
+  isArray: boolean;
+  /** Raw string values stored (facet or sort). */
+  values: boolean;
+}
+
+export interface SegmentMeta {
+  v: number;
+  n: number;
+  fields: FieldMeta[];
+}
+
+// ---------------------------------------------------------------------------
+// Building
+// ---------------------------------------------------------------------------
+
+/**
+ * Token occurrences of one text field while a segment is built. Every occurrence is
+ * appended to one flat arena as (termId, ord, pos); `encodeText` groups them by term
+ * with a counting sort. This keeps the hot path at one Map lookup and three typed-array
+ * stores per token, with no per-term arrays to grow.
+ */
+class TextAcc {
+  termIds = new Map<string, number>();
+  terms: string[] = [];
+  occ = new Int32Array(4096);
+  nOcc = 0;
+  /** Per document: token count (single) or per-element token counts (array). */
+  lengths: number[] = [];
+  lenOffsets: number[] = [0];
+  values: (string | string[] | undefined)[] = [];
+  constructor(
+    readonly field: Field,
+    readonly keepValues: boolean,
+  ) {}
+
+  /** Hot: once per token occurrence. */
+  add(term: string, ord: number, pos: number) {
+    let id = this.termIds.get(term);
+    if (id === undefined) {
+      id = this.terms.length;
+      this.termIds.set(term, id);
+      this.terms.push(term);
+    }
+    let o = this.nOcc * 3;
+    if (o + 3 > this.occ.length) {
+      const grown = new Int32Array(this.occ.length * 2);
+      grown.set(this.occ);
+      this.occ = grown;
+    }
+    const occ = this.occ;
+    occ[o++] = id;
+    occ[o++] = ord;
+    occ[o] = pos;
+    this.nOcc++;
+  }
+}
+
+class NumAcc {
+  values: number[] = [];
+  offsets: number[] = [0];
+  constructor(readonly field: Field) {}
+}
+
+export interface BuiltSegment {
+  n: number;
+  seqs: Uint32Array;
+  minSeq: number;
+  maxSeq: number;
+  blobs: Map<number, Uint8Array>;
+}
+
+/** Does this field get index data at all? */
+export function isIndexed(f: Field): boolean {
+  return f.index && f.id > 0 && (f.kind === 'text' || f.kind === 'number' || f.kind === 'bool');
+}
+
+function toNumber(v: unknown): number {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'bigint') return Number(v);
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  return NaN;
+}
+
+/**
+ * Accumulates documents for one new segment. Documents may arrive in any seq order;
+ * `build` assigns ordinals by ascending seq.
+ */
+export class SegmentBuilder {
+  private docs = new Map<number, Array<[Field, IndexValue]>>();
+
+  add(seq: number, values: Array<[Field, IndexValue]>): void {
+    this.docs.set(seq, values);
+  }
+  remove(seq: number): void {
+    this.docs.delete(seq);
+  }
+  has(seq: number): boolean {
+    return this.docs.has(seq);
+  }
+  get size(): number {
+    return this.docs.size;
+  }
+
+  build(tokenizerOf: (f: Field) => Tokenizer): BuiltSegment {
+    const seqList = [...this.docs.keys()].sort((a, b) => a - b);
+    const n = seqList.length;
+    const texts = new Map<number, TextAcc>();
+    const nums = new Map<number, NumAcc>();
+    const tokens: string[] = [];
+
+    for (let ord = 0; ord < n; ord++) {
+      const values = this.docs.get(seqList[ord]!)!;
+      for (const [f, v] of values) {
+        if (!isIndexed(f)) continue;
+        if (f.kind === 'text') {
+          let acc = texts.get(f.id);
+          if (!acc) {
+            acc = new TextAcc(f, f.facet || f.sort);
+            texts.set(f.id, acc);
+          }
+          this.addText(acc, ord, v, tokenizerOf(f), tokens);
+        } else {
+          let acc = nums.get(f.id);
+          if (!acc) {
+            acc = new NumAcc(f);
+            nums.set(f.id, acc);
+          }
+          padNum(acc, ord);
+          if (Array.isArray(v)) {
+            for (const x of v) acc.values.push(toNumber(x));
+            acc.offsets.push(acc.values.length);
+          } else {
+            acc.values.push(toNumber(v));
+            acc.offsets.push(acc.values.length);
+          }
+        }
+      }
+    }
+
+    const blobs = new Map<number, Uint8Array>();
+    const metas: FieldMeta[] = [];
+    for (const acc of texts.values()) {
+      padText(acc, n);
+      blobs.set(acc.field.id, encodeText(acc, n));
+      metas.push({ id: acc.field.id, kind: 'text', isArray: isArrayText(acc.field), values: acc.keepValues });
+    }
+    for (const acc of nums.values()) {
+      padNum(acc, n);
+      blobs.set(acc.field.id, encodeNum(acc, n));
+      metas.push({ id: acc.field.id, kind: 'number', isArray: acc.field.isArray, values: false });
+    }
+    const seqs = Uint32Array.from(seqList);
+    const meta: SegmentMeta = { v: SEGMENT_FORMAT, n, fields: metas };
+    blobs.set(0, encodeBlob(new Map<number, Section>([[TAG.META, jsonSection(meta)], [TAG.SEQS, seqs]])));
+    return { n, seqs, minSeq: n ? seqList[0]! : 0, maxSeq: n ? seqList[n - 1]! : 0, blobs };
+  }
+
+  /** Hot: called once per indexed string value. */
+  private addText(acc: TextAcc, ord: number, v: IndexValue, tok: Tokenizer, tokens: string[]) {
+    // documents skipped for this field get empty lengths
+    padText(acc, ord);
+    if (isArrayText(acc.field) || Array.isArray(v)) {
+      const arr = (Array.isArray(v) ? v : [v]) as unknown[];
+      const elements = Math.min(arr.length, MAX_ELEMENTS);
+      for (let e = 0; e < elements; e++) {
+        tokens.length = 0;
+        tok.tokensInto(String(arr[e]), tokens);
+        const base = e * ELEMENT_SHIFT;
+        const m = Math.min(tokens.length, MAX_POS_IN_ELEMENT + 1);
+        for (let i = 0; i < m; i++) acc.add(tokens[i]!, ord, base + i);
+        acc.lengths.push(tokens.length);
+      }
+      acc.lenOffsets.push(acc.lengths.length);
+      if (acc.keepValues) acc.values.push(arr.map(String));
+    } else {
+      tokens.length = 0;
+      tok.tokensInto(String(v), tokens);
+      for (let i = 0; i < tokens.length; i++) acc.add(tokens[i]!, ord, i);
+      acc.lengths.push(tokens.length);
+      acc.lenOffsets.push(acc.lengths.length);
+      if (acc.keepValues) acc.values.push(String(v));
+    }
+  }
+}
+
+function isArrayText(f: Field): boolean {
+  return f.type === 'string[]' || f.type === 'string*';
+}
+
+function padText(acc: TextAcc, upTo: number) {
+  while (acc.lenOffsets.length - 1 < upTo) {
+    acc.lenOffsets.push(acc.lengths.length);
+    if (acc.keepValues) acc.values.push(undefined);
+  }
+}
+
+function padNum(acc: NumAcc, upTo: number) {
+  while (acc.offsets.length - 1 < upTo) acc.offsets.push(acc.values.length);
+}
+
+function encodeText(acc: TextAcc, n: number): Uint8Array {
+  const T = acc.terms.length;
+  const N = acc.nOcc;
+  const occ = acc.occ;
+  // Counting sort of occurrences by term id; stable, so each term's occurrences stay in
+  // (ord, pos) order.
+  const start = new Int32Array(T + 1);
+  for (let i = 0; i < N; i++) start[occ[i * 3]! + 1]++;
+  for (let t = 0; t < T; t++) start[t + 1]! += start[t]!;
+  const fill = start.slice(0, T);
+  const grouped = new Int32Array(N * 2); // (ord, pos) pairs
+  for (let i = 0; i < N; i++) {
+    const t = occ[i * 3]!;
+    const at = fill[t]!++ * 2;
+    grouped[at] = occ[i * 3 + 1]!;
+    grouped[at + 1] = occ[i * 3 + 2]!;
+  }
+  const sorted = acc.terms.slice().sort();
+  const postOffsets = new Uint32Array(T + 1);
+  const docFreq = new Uint32Array(T);
+  const w = new ByteWriter(Math.max(1024, N * 2));
+  for (let i = 0; i < T; i++) {
+    const t = acc.termIds.get(sorted[i]!)!;
+    postOffsets[i] = w.len;
+    const end = start[t + 1]! * 2;
+    let k = start[t]! * 2;
+    let last = 0;
+    let df = 0;
+    while (k < end) {
+      const ord = grouped[k]!;
+      let e = k + 2;
+      while (e < end && grouped[e] === ord) e += 2;
+      w.varint(ord - last);
+      last = ord;
+      w.varint((e - k) >> 1);
+      let prev = 0;
+      for (let j = k + 1; j < e; j += 2) {
+        w.varint(grouped[j]! - prev);
+        prev = grouped[j]!;
+      }
+      df++;
+      k = e;
+    }
+    docFreq[i] = df;
+  }
+  postOffsets[T] = w.len;
+  const table = StringTable.build(sorted);
+  const sections = new Map<number, Section>([
+    [TAG.TERM_OFFSETS, table.offsets],
+    [TAG.TERM_CHARS, table.chars],
+    [TAG.POST_OFFSETS, postOffsets],
+    [TAG.DOC_FREQ, docFreq],
+    [TAG.POSTINGS, w.result()],
+    [TAG.LENGTHS, Uint32Array.from(acc.lengths)],
+    [TAG.LEN_OFFSETS, Uint32Array.from(acc.lenOffsets)],
+  ]);
+  if (acc.keepValues) addValueSections(sections, acc.values, n);
+  return encodeBlob(sections);
+}
+
+/** Stores raw string values as a sorted dictionary plus per-document ids (ragged). */
+export function addValueSections(sections: Map<number, Section>, values: (string | string[] | undefined)[], n: number) {
+  const distinct = new Set<string>();
+  for (const v of values) {
+    if (v === undefined) continue;
+    if (Array.isArray(v)) for (const x of v) distinct.add(x);
+    else distinct.add(v);
+  }
+  const dict = [...distinct].sort();
+  const idOf = new Map<string, number>();
+  dict.forEach((s, i) => idOf.set(s, i));
+  const offsets = new Uint32Array(n + 1);
+  const ids: number[] = [];
+  for (let i = 0; i < n; i++) {
+    offsets[i] = ids.length;
+    const v = values[i];
+    if (v === undefined) continue;
+    if (Array.isArray(v)) for (const x of v) ids.push(idOf.get(x)!);
+    else ids.push(idOf.get(v)!);
+  }
+  offsets[n] = ids.length;
+  const table = StringTable.build(dict);
+  sections.set(TAG.VAL_OFFSETS, table.offsets);
+  sections.set(TAG.VAL_CHARS, table.chars);
+  sections.set(TAG.VAL_DOC_OFFSETS, offsets);
+  sections.set(TAG.VAL_IDS, Uint32Array.from(ids));
+}
+
+function encodeNum(acc: NumAcc, _n: number): Uint8Array {
+  return encodeBlob(
+    new Map<number, Section>([
+      [TAG.NUM, Float64Array.from(acc.values)],
+      [TAG.NUM_OFFSETS, Uint32Array.from(acc.offsets)],
+    ]),
+  );
+}
+
+// ---------------------------------------------------------------------------
+// Reading
+// ---------------------------------------------------------------------------
+
+/** Ragged per-document values: document i owns values[offsets[i] .. offsets[i+1]). */
+export interface Ragged<T extends Uint32Array | Float64Array> {
+  offsets: Uint32Array;
+  values: T;
+}
+
+export class TextIndex {
+  readonly terms: StringTable;
+  readonly postOffsets: Uint32Array;
+  readonly docFreq: Uint32Array;
+  readonly postings: Uint8Array;
+  readonly lengths: Ragged<Uint32Array>;
+  readonly valueDict?: StringTable;
+  readonly valueIds?: Ragged<Uint32Array>;
+  private valueCache?: string[];
+
+  constructor(blob: Blob, hasValues: boolean) {
+    this.terms = new StringTable(blob.u32(TAG.TERM_OFFSETS), blob.u16(TAG.TERM_CHARS));
+    this.postOffsets = blob.u32(TAG.POST_OFFSETS);
+    this.docFreq = blob.u32(TAG.DOC_FREQ);
+    this.postings = blob.u8(TAG.POSTINGS);
+    this.lengths = { offsets: blob.u32(TAG.LEN_OFFSETS), values: blob.u32(TAG.LENGTHS) };
+    if (hasValues) {
+      this.valueDict = new StringTable(blob.u32(TAG.VAL_OFFSETS), blob.u16(TAG.VAL_CHARS));
+      this.valueIds = { offsets: blob.u32(TAG.VAL_DOC_OFFSETS), values: blob.u32(TAG.VAL_IDS) };
+    }
+  }
+
+  /** Decoded facet value strings (cached). */
+  valueStrings(): string[] {
+    if (!this.valueCache) {
+      const d = this.valueDict!;
+      const out = new Array<string>(d.size);
+      for (let i = 0; i < d.size; i++) out[i] = d.get(i);
+      this.valueCache = out;
+    }
+    return this.valueCache;
+  }
+
+  /** A cursor over the postings of term index `t`. */
+  cursor(t: number): PostingCursor {
+    return new PostingCursor(this.postings, this.postOffsets[t]!, this.docFreq[t]!);
+  }
+}
+
+export class NumericColumn {
+  readonly values: Float64Array;
+  readonly offsets: Uint32Array;
+  readonly single: boolean;
+  constructor(blob: Blob, isArray: boolean) {
+    this.values = blob.f64(TAG.NUM);
+    this.offsets = blob.u32(TAG.NUM_OFFSETS);
+    this.single = !isArray;
+  }
+  /** First value of document `ord` (NaN when absent). */
+  first(ord: number): number {
+    const a = this.offsets[ord]!;
+    return a < this.offsets[ord + 1]! ? this.values[a]! : NaN;
+  }
+}
+
+/**
+ * Walks one term's postings in ordinal order (document-at-a-time matching).
+ *
+ *   doc      current ordinal, or -1 before the first `next()`, or Infinity when exhausted
+ *   tf       positions of the current document
+ *   positions()  decodes the current document's positions (call before next())
+ */
+export class PostingCursor {
+  private r: ByteReader;
+  doc = -1;
+  tf = 0;
+  private left: number;
+  private posStart = 0;
+  private posRead = false;
+  constructor(buf: Uint8Array, start: number, df: number) {
+    this.r = new ByteReader(buf, start);
+    this.left = df;
+  }
+  /** Advances to the next document; returns its ordinal or Infinity. Hot. */
+  next(): number {
+    if (this.doc >= 0 && !this.posRead) this.r.skip(this.tf);
+    if (this.left === 0) {
+      this.doc = Infinity;
+      return Infinity;
+    }
+    this.left--;
+    const d = this.r.varint();
+    this.doc = this.doc < 0 ? d : this.doc + d;
+    this.tf = this.r.varint();
+    this.posStart = this.r.pos;
+    this.posRead = false;
+    return this.doc;
+  }
+  /** Advances to the first document >= target. */
+  advance(target: number): number {
+    while (this.doc < target) {
+      if (this.next() === Infinity) return Infinity;
+    }
+    return this.doc;
+  }
+  positions(out: number[] = []): number[] {
+    out.length = 0;
+    const r = this.r;
+    r.pos = this.posStart;
+    let p = 0;
+    for (let i = 0; i < this.tf; i++) {
+      p += r.varint();
+      out.push(p);
+    }
+    this.posRead = true;
+    return out;
+  }
+  /** The raw bytes of the current document's positions (for merges). */
+  positionBytes(): [number, number] {
+    const r = this.r;
+    r.pos = this.posStart;
+    r.skip(this.tf);
+    this.posRead = true;
+    return [this.posStart, r.pos];
+  }
+}
+
+export type BlobLoader = (fieldId: number) => Uint8Array | undefined;
+
+/** A segment opened for reading. Field data is loaded on first use and kept. */
+export class SegmentReader {
+  readonly id: number;
+  readonly n: number;
+  readonly seqs: Uint32Array;
+  readonly fields = new Map<number, FieldMeta>();
+  private texts = new Map<number, TextIndex | null>();
+  private numerics = new Map<number, NumericColumn | null>();
+
+  constructor(
+    id: number,
+    header: Uint8Array,
+    private readonly load: BlobLoader,
+  ) {
+    const blob = new Blob(header);
+    const meta = blob.json<SegmentMeta>(TAG.META);
+    if (meta.v > SEGMENT_FORMAT) throw new Error(`segment format ${meta.v} is newer than this Fathom supports`);
+    this.id = id;
+    this.n = meta.n;
+    this.seqs = blob.u32(TAG.SEQS);
+    for (const f of meta.fields) this.fields.set(f.id, f);
+  }
+
+  text(fieldId: number): TextIndex | null {
+    let t = this.texts.get(fieldId);
+    if (t === undefined) {
+      const m = this.fields.get(fieldId);
+      const raw = m && m.kind === 'text' ? this.load(fieldId) : undefined;
+      t = raw ? new TextIndex(new Blob(raw), m!.values) : null;
+      this.texts.set(fieldId, t);
+    }
+    return t;
+  }
+
+  numeric(fieldId: number): NumericColumn | null {
+    let c = this.numerics.get(fieldId);
+    if (c === undefined) {
+      const m = this.fields.get(fieldId);
+      const raw = m && m.kind === 'number' ? this.load(fieldId) : undefined;
+      c = raw ? new NumericColumn(new Blob(raw), m!.isArray) : null;
+      this.numerics.set(fieldId, c);
+    }
+    return c;
+  }
+
+  /** Ordinal of `seq` in this segment, or -1. */
+  ordinalOf(seq: number): number {
+    let lo = 0;
+    let hi = this.n;
+    const s = this.seqs;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (s[mid]! < seq) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.n && s[lo] === seq ? lo : -1;
+  }
+}

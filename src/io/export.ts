@@ -1,0 +1,40 @@
+/**
+ * Export: every document of a collection (or those matching a filter), in seq order,
+ * read in chunks of short read transactions so memory stays constant and no read
+ * transaction is held open while a slow consumer drains the stream.
+ */
+import { getRecord } from '../collection/catalog.js';
+import type { Store } from '../storage/store.js';
+import { project, type Projection } from './project.js';
+
+const CHUNK = 1000;
+
+export interface ExportOptions extends Projection {
+  /** Restrict to these seqs (ascending), e.g. the matches of `filter_by`. */
+  seqs?: Uint32Array | number[];
+}
+
+/** Yields documents in chunks; each chunk comes from one read snapshot. */
+export function* exportDocuments(store: Store, collection: string, opts: ExportOptions = {}): Generator<Record<string, unknown>> {
+  const collId = getRecord(store, collection).id;
+  if (opts.seqs) {
+    const seqs = opts.seqs;
+    for (let i = 0; i < seqs.length; i++) {
+      const doc = store.docs.get([collId, seqs[i]!]) as Record<string, unknown> | undefined;
+      if (doc) yield project(doc, opts);
+    }
+    return;
+  }
+  let next = 0;
+  for (;;) {
+    const chunk: Record<string, unknown>[] = [];
+    let last = -1;
+    for (const { key, value } of store.docs.getRange({ start: [collId, next], end: [collId + 1], limit: CHUNK })) {
+      last = (key as [number, number])[1];
+      chunk.push(value as Record<string, unknown>);
+    }
+    for (const d of chunk) yield project(d, opts);
+    if (chunk.length < CHUNK) return;
+    next = last + 1;
+  }
+}

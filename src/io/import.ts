@@ -1,0 +1,127 @@
+/**
+ * Import: JSON Lines in, one result line out per input line, in input order.
+ *
+ *   bytes --splitLines--> lines --parse--> ops --batch_size--> applyBatch (1 txn each)
+ *                                                                   |
+ *                           result lines, in order  <---------------+
+ *
+ * Up to IMPORT_PIPELINE_DEPTH batches are in flight: LMDB's writer thread commits
+ * batch k while batch k+1 is being prepared. A batch's results are emitted only after
+ * its transaction is committed and flushed, so every `"success":true` line is durable.
+ */
+import { IMPORT_BATCH_SIZE, IMPORT_PIPELINE_DEPTH, MAX_IMPORT_BATCH_SIZE } from '../defaults.js';
+import { FathomError } from '../errors.js';
+import { parseJson, stringifyJson } from '../json.js';
+import type { DirtyValues } from '../document/document.js';
+import { applyBatch, type BatchOp, type OpResult, type WriteAction, type WriteHooks } from '../collection/writer.js';
+import { getRecord } from '../collection/catalog.js';
+import type { Store } from '../storage/store.js';
+import { decodeLine, isBlank, splitLines } from './lines.js';
+
+export interface ImportOptions {
+  action?: WriteAction;
+  batchSize?: number;
+  dirtyValues?: DirtyValues;
+  returnId?: boolean;
+  returnDoc?: boolean;
+  hooks?: WriteHooks;
+  /** Called after each committed batch (progress, merges). */
+  afterBatch?: (done: number) => Promise<void> | void;
+}
+
+export interface ImportSummary {
+  total: number;
+  succeeded: number;
+  failed: number;
+}
+
+export type ResultSink = (line: string, ok: boolean) => void | Promise<void>;
+
+interface PendingLine {
+  text: string;
+  op: BatchOp;
+}
+
+export function formatResult(r: OpResult, text: string, opts: ImportOptions): string {
+  if (r.ok) {
+    const o: Record<string, unknown> = { success: true };
+    if (opts.returnId) o.id = r.id;
+    if (opts.returnDoc) o.document = r.doc;
+    return stringifyJson(o);
+  }
+  return stringifyJson({ success: false, error: r.error.message, code: r.error.status, document: text });
+}
+
+export async function importLines(
+  store: Store,
+  collection: string,
+  source: AsyncIterable<Buffer | Uint8Array | string>,
+  opts: ImportOptions,
+  sink: ResultSink,
+): Promise<ImportSummary> {
+  getRecord(store, collection); // fails early when the collection does not exist
+  const batchSize = opts.batchSize ?? IMPORT_BATCH_SIZE;
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_IMPORT_BATCH_SIZE) {
+    throw new FathomError('BAD_PARAMETER', `batch_size must be an integer from 1 to ${MAX_IMPORT_BATCH_SIZE}`);
+  }
+  const action = opts.action ?? 'create';
+  const summary: ImportSummary = { total: 0, succeeded: 0, failed: 0 };
+  const inflight: Array<{ lines: PendingLine[]; done: Promise<OpResult[]>; results?: OpResult[] }> = [];
+  let batch: PendingLine[] = [];
+
+  /**
+   * Emits the results of the oldest batches once they are durable: every batch whose
+   * commit had resolved before we asked for `flushed` is covered by that one flush, so a
+   * single fsync wait acknowledges many batches.
+   */
+  const drain = async () => {
+    await inflight[0]!.done;
+    let ready = 0;
+    while (ready < inflight.length && inflight[ready]!.results) ready++;
+    await store.env.flushed;
+    for (const { lines, results } of inflight.splice(0, ready)) {
+      for (let i = 0; i < lines.length; i++) {
+        const r = results![i]!;
+        summary.total++;
+        if (r.ok) summary.succeeded++;
+        else summary.failed++;
+        await sink(formatResult(r, lines[i]!.text, opts), r.ok);
+      }
+      await opts.afterBatch?.(summary.total);
+    }
+  };
+
+  const submit = async () => {
+    if (batch.length === 0) return;
+    const lines = batch;
+    batch = [];
+    const ops = lines.map((l) => l.op);
+    const entry: (typeof inflight)[number] = { lines, done: undefined as unknown as Promise<OpResult[]> };
+    entry.done = (store.env.childTransaction(() => applyBatch(store, collection, ops, opts.hooks)) as Promise<OpResult[]>).then((r) => {
+      entry.results = r;
+      return r;
+    });
+    inflight.push(entry);
+    if (inflight.length >= IMPORT_PIPELINE_DEPTH) await drain();
+  };
+
+  for await (const raw of splitLines(source)) {
+    if (isBlank(raw.bytes)) continue;
+    const text = decodeLine(raw.bytes);
+    let op: BatchOp;
+    if (text === undefined) {
+      op = { kind: 'error', error: new FathomError('BAD_JSON', `line ${raw.no} is not valid UTF-8`) };
+    } else {
+      try {
+        op = { kind: 'write', doc: parseJson(text), action, dirty: opts.dirtyValues };
+      } catch (e) {
+        op = { kind: 'error', error: e as FathomError };
+      }
+    }
+    batch.push({ text: text ?? raw.bytes.toString('utf8'), op });
+    if (batch.length >= batchSize) await submit();
+  }
+  await submit();
+  while (inflight.length > 0) await drain();
+  return summary;
+}

@@ -1,0 +1,86 @@
+/**
+ * JSON that keeps 64-bit integers exact.
+ *
+ * `JSON.parse` turns 9007199254740993 into 9007199254740992. Documents may carry int64
+ * values beyond 2^53, so a line that contains a run of 16 or more digits is parsed with
+ * lossless-json instead, and integers outside the safe range become `bigint`. Every other
+ * line takes the fast native path (hot: once per imported line).
+ */
+import { parse as losslessParse, isLosslessNumber, type LosslessNumber } from 'lossless-json';
+import { FathomError } from './errors.js';
+
+const LONG_DIGITS = /\d{16}/;
+
+function reviveNumber(n: LosslessNumber | unknown): unknown {
+  if (!isLosslessNumber(n)) return n;
+  const s = (n as LosslessNumber).value;
+  if (/^-?\d+$/.test(s)) {
+    const v = Number(s);
+    if (Number.isSafeInteger(v)) return v;
+    return BigInt(s);
+  }
+  return Number(s);
+}
+
+function convert(v: unknown): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  if (isLosslessNumber(v)) return reviveNumber(v);
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) v[i] = convert(v[i]);
+    return v;
+  }
+  const o = v as Record<string, unknown>;
+  for (const k of Object.keys(o)) o[k] = convert(o[k]);
+  return o;
+}
+
+/** Parses JSON text; throws FathomError(BAD_JSON) with the parser's reason. */
+export function parseJson(text: string): unknown {
+  try {
+    if (!LONG_DIGITS.test(text)) return JSON.parse(text);
+    return convert(losslessParse(text));
+  } catch (e) {
+    throw new FathomError('BAD_JSON', `malformed JSON: ${(e as Error).message}`);
+  }
+}
+
+function stringifySlow(v: unknown): string {
+  if (typeof v === 'bigint') return v.toString();
+  if (v === null || typeof v !== 'object') {
+    const s = JSON.stringify(v);
+    return s === undefined ? 'null' : s;
+  }
+  if (Array.isArray(v)) return '[' + v.map((x) => (x === undefined ? 'null' : stringifySlow(x))).join(',') + ']';
+  const parts: string[] = [];
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+    if (x === undefined || typeof x === 'function') continue;
+    parts.push(JSON.stringify(k) + ':' + stringifySlow(x));
+  }
+  return '{' + parts.join(',') + '}';
+}
+
+/** JSON.stringify that writes bigint values as plain integers. */
+export function stringifyJson(v: unknown): string {
+  try {
+    return JSON.stringify(v);
+  } catch (e) {
+    if (e instanceof TypeError && /BigInt/i.test(e.message)) return stringifySlow(v);
+    throw e;
+  }
+}
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+const BIG_MARK = /"\\u0000big:(-?\d+)"/g;
+
+/** Indented JSON for people, with bigint values written as plain integers. */
+export function stringifyPretty(v: unknown): string {
+  try {
+    return JSON.stringify(v, null, 2);
+  } catch (e) {
+    if (!(e instanceof TypeError && /BigInt/i.test(e.message))) throw e;
+    return JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `\u0000big:${x}` : x), 2).replace(BIG_MARK, '$1');
+  }
+}

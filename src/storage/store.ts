@@ -1,0 +1,182 @@
+/**
+ * src/storage: here is a data directory, give me its databases.
+ *
+ * One LMDB environment per data directory, with named sub-databases. Keys are
+ * ordered arrays (lmdb-js ordered-binary), so everything belonging to one collection
+ * sits together and is scanned with `getRange`:
+ *
+ *   meta         'format' -> {version}, counters ('next_collection_id', 'next_segment_id', 'next_key_id')
+ *   collections  name -> CollectionRecord (schema, numeric id, created_at)
+ *   aliases      alias -> collection name
+ *   colstate     collId -> CollectionState (next seq, live count, segment manifest)
+ *   docs         [collId, seq] -> document (msgpack)
+ *   ids          [collId, id] -> seq
+ *   segments     [collId, segId, fieldId] -> immutable index blob (binary)
+ *   deletes      [collId, segId] -> deletion bitmap of that segment (binary)
+ *   keys         keyId -> API key record (value hashed)
+ *   stopwords    name -> stopword set
+ *   vectors      [collId, fieldId, seq] -> float32 vector (binary)
+ *   aux          [area, ...] -> records of later features (analytics, conversations)
+ *
+ * `models/` and `vectors/` directories beside the environment hold embedding models
+ * and HNSW graph files.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { FORMAT_VERSION, LMDB_MAP_SIZE } from '../defaults.js';
+import { FathomError } from '../errors.js';
+
+export type Key = string | number | (string | number)[];
+
+export interface Store {
+  readonly dir: string;
+  readonly readOnly: boolean;
+  readonly env: RootDatabase;
+  readonly meta: Database<any, Key>;
+  readonly collections: Database<any, string>;
+  readonly aliases: Database<string, string>;
+  readonly colstate: Database<any, number>;
+  readonly docs: Database<any, Key>;
+  readonly ids: Database<number, Key>;
+  readonly segments: Database<Buffer, Key>;
+  readonly deletes: Database<Buffer, Key>;
+  readonly keys: Database<any, number>;
+  readonly stopwords: Database<any, string>;
+  readonly vectors: Database<Buffer, Key>;
+  readonly aux: Database<any, Key>;
+  close(): Promise<void>;
+}
+
+const DATA_FILE = 'data.mdb';
+const LOCK_FILE = 'lock.mdb';
+
+export interface OpenOptions {
+  /** Create the directory when it does not exist (default true). */
+  create?: boolean;
+  readOnly?: boolean;
+}
+
+/** Opens (and, when allowed, creates) a data directory. Fails with a clear message on anything else. */
+export function openStore(dir: string, opts: OpenOptions = {}): Store {
+  const create = opts.create ?? true;
+  const readOnly = opts.readOnly ?? false;
+  const abs = path.resolve(dir);
+  let st: fs.Stats | undefined;
+  try {
+    st = fs.statSync(abs);
+  } catch {
+    st = undefined;
+  }
+  if (st && !st.isDirectory()) {
+    throw new FathomError('DATA_DIR', `${dir} is a file, not a Fathom data directory`);
+  }
+  if (!st) {
+    if (!create || readOnly) throw new FathomError('DATA_DIR', `data directory ${dir} does not exist`);
+    fs.mkdirSync(abs, { recursive: true, mode: 0o700 });
+  } else {
+    const entries = fs.readdirSync(abs);
+    if (!entries.includes(DATA_FILE) && entries.some((e) => !e.startsWith('.'))) {
+      throw new FathomError('DATA_DIR', `${dir} is not a Fathom data directory (it has files but no ${DATA_FILE})`);
+    }
+    if (!entries.includes(DATA_FILE) && readOnly) {
+      throw new FathomError('DATA_DIR', `data directory ${dir} is empty`);
+    }
+  }
+  const fresh = !fs.existsSync(path.join(abs, DATA_FILE));
+  let env: RootDatabase;
+  try {
+    env = open({
+      path: abs,
+      maxDbs: 32,
+      mapSize: LMDB_MAP_SIZE,
+      readOnly,
+      // Writers await `env.flushed` before acknowledging (see ARCHITECTURE.md, durability).
+    });
+  } catch (e) {
+    throw new FathomError('DATA_DIR', `cannot open data directory ${dir}: ${(e as Error).message}`);
+  }
+  const db = <V = any, K extends Key = Key>(name: string, encoding: 'msgpack' | 'binary' | 'ordered-binary' = 'msgpack') =>
+    env.openDB<V, K>({ name, encoding, create: !readOnly, int64AsType: 'auto' } as any);
+  let store: Store;
+  try {
+    store = {
+      dir: abs,
+      readOnly,
+      env,
+      meta: db('meta'),
+      collections: db<any, string>('collections'),
+      aliases: db<string, string>('aliases'),
+      colstate: db<any, number>('colstate'),
+      docs: db('docs'),
+      ids: db<number>('ids'),
+      segments: db<Buffer>('segments', 'binary'),
+      deletes: db<Buffer>('deletes', 'binary'),
+      keys: db<any, number>('keys'),
+      stopwords: db<any, string>('stopwords'),
+      vectors: db<Buffer>('vectors', 'binary'),
+      aux: db('aux'),
+      close: () => env.close(),
+    };
+  } catch (e) {
+    void env.close();
+    throw new FathomError('DATA_DIR', `cannot open data directory ${dir}: ${(e as Error).message}`);
+  }
+  const format = store.meta.get('format') as { version: number } | undefined;
+  if (format === undefined) {
+    const hasData = [...store.collections.getKeys({ limit: 1 })].length > 0;
+    if (!fresh && hasData) {
+      void env.close();
+      throw new FathomError('DATA_DIR', `${dir} is not a Fathom data directory (no format version)`);
+    }
+    if (!readOnly) {
+      store.meta.putSync('format', { version: FORMAT_VERSION, created_at: Math.floor(Date.now() / 1000) });
+    }
+  } else if (typeof format?.version !== 'number') {
+    void env.close();
+    throw new FathomError('DATA_DIR', `${dir} is not a Fathom data directory (bad format record)`);
+  } else if (format.version > FORMAT_VERSION) {
+    void env.close();
+    throw new FathomError(
+      'DATA_DIR',
+      `data directory ${dir} has format version ${format.version}, newer than this Fathom supports (${FORMAT_VERSION}); upgrade Fathom`,
+    );
+  }
+  if (fresh && !readOnly) {
+    for (const f of [DATA_FILE, LOCK_FILE]) {
+      try {
+        fs.chmodSync(path.join(abs, f), 0o600);
+      } catch {
+        /* the lock file may live elsewhere on some systems */
+      }
+    }
+    fs.mkdirSync(path.join(abs, 'models'), { recursive: true, mode: 0o700 });
+  }
+  return store;
+}
+
+/** Increments a counter in `meta`; call inside a write transaction. */
+export function nextCounter(store: Store, name: string, start = 1): number {
+  const cur = (store.meta.get(name) as number | undefined) ?? start;
+  store.meta.put(name, cur + 1);
+  return cur;
+}
+
+/**
+ * Runs `fn` in a write transaction and resolves once it is committed and flushed to disk.
+ *
+ * lmdb-js batches queued async transactions into one LMDB commit; `childTransaction`
+ * gives each callback its own nested transaction so that a throw rolls back exactly that
+ * callback's writes (a plain `transaction` callback that throws would still commit what
+ * it wrote). Waiting for `flushed` makes an acknowledged write survive a machine crash.
+ */
+export async function write<T>(store: Store, fn: () => T): Promise<T> {
+  const result = (await store.env.childTransaction(fn as () => any)) as T;
+  await store.env.flushed;
+  return result;
+}
+
+/** Like `write` but resolves when committed (visible), returning the flush promise separately. */
+export function writeQueued<T>(store: Store, fn: () => T): Promise<T> {
+  return store.env.childTransaction(fn as () => any) as Promise<T>;
+}

@@ -1,0 +1,271 @@
+/**
+ * src/tokenizer: here is some text, give me its tokens.
+ *
+ * Rules (the same at indexing and at query time):
+ *   1. Words are separated by whitespace and by the collection's `token_separators`.
+ *   2. Inside a word, characters that are not letters, digits or combining marks are
+ *      dropped ("e-mail" -> "email", "C++" -> "c"), unless listed in `symbols_to_index`.
+ *   3. Text is NFKC-normalised and lower-cased; Latin diacritics are folded ("Crème" ->
+ *      "creme") unless the field has a non-English `locale`.
+ *   4. Runs of scripts written without spaces (Han, Kana, Thai, Lao, Khmer, Myanmar) are
+ *      split into words with `Intl.Segmenter`.
+ *   5. With `stem: true`, each token is reduced by the Snowball stemmer of the field's
+ *      language (@orama/stemmers; English when no locale is set).
+ *
+ * Two entry points share these rules: `tokens()` (hot: every indexed string and every
+ * query) and `spans()`, which also returns where each token sits in the original text
+ * for highlighting. A property test checks they always agree.
+ */
+import { createRequire } from 'node:module';
+
+export interface TokenizerOptions {
+  locale?: string;
+  separators?: readonly string[];
+  symbols?: readonly string[];
+  stem?: boolean;
+}
+
+export interface Span {
+  token: string;
+  start: number;
+  end: number;
+}
+
+const NO_SPACE_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
+const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
+const LATIN_ACCENTED = /[\u00C0-\u024F\u1E00-\u1EFF]/g;
+const SPECIAL_FOLD: Record<string, string> = {
+  ß: 'ss',
+  æ: 'ae',
+  œ: 'oe',
+  ø: 'o',
+  ł: 'l',
+  đ: 'd',
+  ð: 'd',
+  þ: 'th',
+  ı: 'i',
+  ħ: 'h',
+};
+
+function foldLatin(s: string): string {
+  return s.replace(LATIN_ACCENTED, (c) => {
+    const special = SPECIAL_FOLD[c];
+    if (special) return special;
+    return c.normalize('NFD').replace(/[\u0300-\u036f]/g, '');
+  });
+}
+
+const STEMMER_MODULES: Record<string, string> = {
+  ar: 'arabic',
+  hy: 'armenian',
+  bg: 'bulgarian',
+  da: 'danish',
+  nl: 'dutch',
+  en: 'english',
+  fi: 'finnish',
+  fr: 'french',
+  de: 'german',
+  el: 'greek',
+  hu: 'hungarian',
+  id: 'indonesian',
+  ga: 'irish',
+  it: 'italian',
+  lt: 'lithuanian',
+  ne: 'nepali',
+  no: 'norwegian',
+  nb: 'norwegian',
+  pt: 'portuguese',
+  ro: 'romanian',
+  ru: 'russian',
+  sr: 'serbian',
+  es: 'spanish',
+  sv: 'swedish',
+  ta: 'tamil',
+  tr: 'turkish',
+  uk: 'ukrainian',
+};
+const stemmers = new Map<string, (w: string) => string>();
+const require = createRequire(import.meta.url);
+
+/** The stemmer for a locale (English when none or unknown). Loaded once per language. */
+export function stemmerFor(locale: string): (w: string) => string {
+  const lang = locale ? locale.toLowerCase().split(/[-_]/)[0]! : 'en';
+  const mod = STEMMER_MODULES[lang] ?? 'english';
+  let s = stemmers.get(mod);
+  if (!s) {
+    s = (require(`@orama/stemmers/${mod}`) as { stemmer: (w: string) => string }).stemmer;
+    stemmers.set(mod, s);
+  }
+  return s;
+}
+
+const segmenters = new Map<string, Intl.Segmenter>();
+function segmenter(locale: string): Intl.Segmenter {
+  let s = segmenters.get(locale);
+  if (!s) {
+    s = new Intl.Segmenter(locale || undefined, { granularity: 'word' });
+    segmenters.set(locale, s);
+  }
+  return s;
+}
+
+export class Tokenizer {
+  readonly locale: string;
+  readonly fold: boolean;
+  private readonly separators: Set<string>;
+  private readonly symbols: Set<string>;
+  private readonly stem?: (w: string) => string;
+  /** ASCII class table for the fast path: 0 drop, 1 keep, 2 split, 3 upper-case letter. */
+  private readonly ascii = new Uint8Array(128);
+
+  constructor(opts: TokenizerOptions = {}) {
+    this.locale = opts.locale ?? '';
+    this.fold = this.locale === '' || this.locale.toLowerCase().startsWith('en');
+    this.separators = new Set(opts.separators ?? []);
+    this.symbols = new Set(opts.symbols ?? []);
+    if (opts.stem) this.stem = stemmerFor(this.locale);
+    for (let c = 0; c < 128; c++) {
+      const ch = String.fromCharCode(c);
+      let cls = 0;
+      if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) cls = 1;
+      else if (c >= 65 && c <= 90) cls = 3;
+      else if (c <= 32 || c === 127) cls = 2;
+      if (this.separators.has(ch)) cls = 2;
+      else if (this.symbols.has(ch)) cls = 1;
+      this.ascii[c] = cls;
+    }
+  }
+
+  /** Tokens of `text` in order. Hot path. */
+  tokens(text: string): string[] {
+    const out: string[] = [];
+    this.tokensInto(text, out);
+    return out;
+  }
+
+  /** Appends the tokens of `text` to `out`. */
+  tokensInto(text: string, out: string[]): void {
+    const n = text.length;
+    const table = this.ascii;
+    const mark = out.length;
+    // Fast path: pure ASCII text, one pass over char codes.
+    let start = -1; // start of the current clean run
+    let word = ''; // pieces of the current word when characters were dropped
+    let dirty = false;
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c >= 128) {
+        this.slowInto(text, out, mark);
+        return;
+      }
+      const cls = table[c]!;
+      if (cls === 1 || cls === 3) {
+        if (start < 0) start = i;
+        if (cls === 3) dirty = true;
+      } else if (cls === 0) {
+        if (start >= 0) {
+          word += text.slice(start, i);
+          start = -1;
+        }
+        dirty = true;
+      } else {
+        if (start >= 0) word += text.slice(start, i);
+        if (word.length > 0) this.emit(dirty ? word.toLowerCase() : word, out);
+        word = '';
+        start = -1;
+        dirty = false;
+      }
+    }
+    if (start >= 0) word += text.slice(start, n);
+    if (word.length > 0) this.emit(dirty ? word.toLowerCase() : word, out);
+  }
+
+  private emit(tok: string, out: string[]) {
+    out.push(this.stem ? this.stem(tok) : tok);
+  }
+
+  /** Undo whatever the fast path pushed for this text and redo it with full Unicode rules. */
+  private slowInto(text: string, out: string[], mark: number): void {
+    out.length = mark; // drop what the fast path already pushed for this text
+    for (const s of this.spans(text)) out.push(s.token);
+  }
+
+  /** Normalises one raw word (no separators inside) into zero or more tokens. */
+  private wordTokens(raw: string, base: number, out: Span[]): void {
+    if (NO_SPACE_SCRIPT.test(raw)) {
+      for (const seg of segmenter(this.locale).segment(raw)) {
+        if (!seg.isWordLike) continue;
+        const t = this.normalizeWord(seg.segment);
+        if (t) out.push({ token: t, start: base + seg.index, end: base + seg.index + seg.segment.length });
+      }
+      return;
+    }
+    const t = this.normalizeWord(raw);
+    if (t) out.push({ token: t, start: base, end: base + raw.length });
+  }
+
+  /** Lower-cases, folds and strips one word; empty when nothing indexable is left. */
+  normalizeWord(raw: string): string {
+    let s = raw;
+    let ascii = true;
+    for (let i = 0; i < s.length; i++) {
+      if (s.charCodeAt(i) >= 128) {
+        ascii = false;
+        break;
+      }
+    }
+    if (!ascii) {
+      s = s.normalize('NFKC');
+      s = this.locale ? s.toLocaleLowerCase(this.locale) : s.toLowerCase();
+      if (this.fold) s = foldLatin(s);
+    } else s = s.toLowerCase();
+    let out = '';
+    for (const ch of s) {
+      const c = ch.charCodeAt(0);
+      if (c < 128) {
+        const cls = this.ascii[c];
+        if (cls === 1 || cls === 3) out += ch;
+      } else if (this.symbols.has(ch) || WORD_CHAR.test(ch)) out += ch;
+    }
+    if (!out) return '';
+    return this.stem ? this.stem(out) : out;
+  }
+
+  /** Tokens with their [start, end) offsets in `text`. */
+  spans(text: string): Span[] {
+    const out: Span[] = [];
+    let i = 0;
+    const n = text.length;
+    while (i < n) {
+      // skip separators
+      while (i < n && this.isSeparatorAt(text, i)) i += text.codePointAt(i)! > 0xffff ? 2 : 1;
+      if (i >= n) break;
+      const start = i;
+      while (i < n && !this.isSeparatorAt(text, i)) i += text.codePointAt(i)! > 0xffff ? 2 : 1;
+      this.wordTokens(text.slice(start, i), start, out);
+    }
+    return out;
+  }
+
+  private isSeparatorAt(text: string, i: number): boolean {
+    const c = text.charCodeAt(i);
+    if (c < 128) return this.ascii[c] === 2;
+    const cp = text.codePointAt(i)!;
+    const ch = String.fromCodePoint(cp);
+    if (this.separators.has(ch)) return true;
+    return /\s/u.test(ch);
+  }
+}
+
+const shared = new Map<string, Tokenizer>();
+
+/** A cached tokenizer for a set of options (tokenizers are immutable). */
+export function tokenizerFor(opts: TokenizerOptions): Tokenizer {
+  const key = `${opts.locale ?? ''}\u0000${(opts.separators ?? []).join('')}\u0000${(opts.symbols ?? []).join('')}\u0000${opts.stem ? 1 : 0}`;
+  let t = shared.get(key);
+  if (!t) {
+    t = new Tokenizer(opts);
+    shared.set(key, t);
+  }
+  return t;
+}
