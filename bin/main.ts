@@ -8,6 +8,8 @@ import { collectionsCommand } from '../commands/collections.js';
 import { importCommand } from '../commands/import.js';
 import { exportCommand } from '../commands/export.js';
 import { documentsCommand } from '../commands/documents.js';
+import { searchCommand } from '../commands/search.js';
+import { stopwordsCommand } from '../commands/stopwords.js';
 import { UsageError, type ExitCode } from '../commands/common.js';
 import { FathomError } from '../src/errors.js';
 import { VERSION } from '../src/version.js';
@@ -17,7 +19,7 @@ const debug = process.argv.includes('--debug');
 
 function report(e: unknown): number {
   if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
-  const usage = e instanceof UsageError || (e instanceof FathomError && e.code === 'BAD_PARAMETER');
+  const usage = e instanceof UsageError || (e instanceof FathomError && ['BAD_PARAMETER', 'BAD_FILTER', 'BAD_SORT'].includes(e.code));
   const msg = e instanceof Error ? e.message : String(e);
   process.stderr.write(`error: ${msg}\n`);
   if (debug && e instanceof Error && e.stack) process.stderr.write(e.stack + '\n');
@@ -42,7 +44,7 @@ const program = new Command('fathom')
   .exitOverride()
   .configureOutput({ writeErr: (s) => process.stderr.write(s) });
 
-const commands = [collectionsCommand(run), importCommand(run), exportCommand(run), documentsCommand(run)];
+const commands = [collectionsCommand(run), importCommand(run), exportCommand(run), documentsCommand(run), searchCommand(run), stopwordsCommand(run)];
 for (const c of commands) {
   program.addCommand(c);
   for (const sub of [c, ...c.commands]) {

@@ -4,6 +4,7 @@
  * stopwords. Nothing above this layer touches LMDB directly.
  */
 import { FathomError } from './errors.js';
+import { DELETE_BATCH_SIZE } from './defaults.js';
 import { openStore, write, type OpenOptions, type Store } from './storage/store.js';
 import {
   createCollection,
@@ -20,6 +21,9 @@ import { exportDocuments, type ExportOptions } from './io/export.js';
 import { Merger } from './index/merger.js';
 import { evictStore, readState } from './index/manifest.js';
 import { project, type Projection } from './io/project.js';
+import { parseSearchParams, type RawParams } from './query/params.js';
+import { filterSeqs, search, type SearchResponse } from './search/search.js';
+import { deleteStopwords, getStopwords, listStopwords, putStopwords, type StopwordSet } from './stopwords/stopwords.js';
 
 export interface EngineOptions extends OpenOptions {
   /**
@@ -171,9 +175,70 @@ export class Engine {
   /** Documents of a collection in seq order; with `filterBy`, only those that match. */
   exportDocuments(collection: string, opts: ExportOptions & { filterBy?: string } = {}): Generator<Record<string, unknown>> {
     if (opts.filterBy !== undefined && opts.filterBy.trim() !== '') {
-      throw new FathomError('BAD_PARAMETER', 'filter_by on export needs the keyword index, which is not built yet');
+      return exportDocuments(this.store, collection, { ...opts, seqs: filterSeqs(this.store, collection, opts.filterBy) });
     }
     return exportDocuments(this.store, collection, opts);
+  }
+
+  // -------------------------------------------------------------------------
+  // Search
+  // -------------------------------------------------------------------------
+
+  /** One search; `raw` holds parameters as strings (query string, CLI) or JSON values. */
+  search(collection: string, raw: RawParams): SearchResponse {
+    return search(this.store, collection, parseSearchParams(raw));
+  }
+
+  /** Deletes every document matching `filterBy`, `batchSize` per transaction. */
+  async deleteByFilter(collection: string, filterBy: string, batchSize = DELETE_BATCH_SIZE): Promise<{ num_deleted: number }> {
+    if (!filterBy || !filterBy.trim()) throw new FathomError('BAD_PARAMETER', 'filter_by is required to delete documents by query');
+    const seqs = filterSeqs(this.store, collection, filterBy);
+    let deleted = 0;
+    for (let i = 0; i < seqs.length; i += batchSize) {
+      const ops: BatchOp[] = seqs.slice(i, i + batchSize).map((seq) => ({ kind: 'deleteSeq', seq }));
+      const results = await this.writeBatch(collection, ops);
+      deleted += results.filter((r) => r.ok).length;
+    }
+    return { num_deleted: deleted };
+  }
+
+  /** Applies `partial` to every document matching `filterBy`. */
+  async updateByFilter(collection: string, filterBy: string, partial: unknown, opts: WriteOptions = {}): Promise<{ num_updated: number }> {
+    if (!filterBy || !filterBy.trim()) throw new FathomError('BAD_PARAMETER', 'filter_by is required to update documents by query');
+    if (!partial || typeof partial !== 'object' || Array.isArray(partial)) throw new FathomError('BAD_DOCUMENT', 'the update must be a JSON object');
+    if ('id' in (partial as object)) throw new FathomError('BAD_DOCUMENT', 'an update by filter cannot change `id`');
+    const seqs = filterSeqs(this.store, collection, filterBy);
+    const collId = getRecord(this.store, collection).id;
+    let updated = 0;
+    for (let i = 0; i < seqs.length; i += DELETE_BATCH_SIZE) {
+      const ops: BatchOp[] = [];
+      for (const seq of seqs.slice(i, i + DELETE_BATCH_SIZE)) {
+        const doc = this.store.docs.get([collId, seq]) as Record<string, unknown> | undefined;
+        if (doc) ops.push({ kind: 'write', doc: partial, action: 'update', dirty: opts.dirtyValues, id: String(doc.id) });
+      }
+      const results = await this.writeBatch(collection, ops);
+      const failed = results.find((r) => !r.ok);
+      if (failed && !failed.ok) throw failed.error;
+      updated += results.length;
+    }
+    return { num_updated: updated };
+  }
+
+  // -------------------------------------------------------------------------
+  // Stopwords
+  // -------------------------------------------------------------------------
+
+  putStopwords(name: string, body: unknown): Promise<StopwordSet> {
+    return putStopwords(this.store, name, body);
+  }
+  getStopwords(name: string): StopwordSet {
+    return getStopwords(this.store, name);
+  }
+  listStopwords(): StopwordSet[] {
+    return listStopwords(this.store);
+  }
+  deleteStopwords(name: string): Promise<{ id: string }> {
+    return deleteStopwords(this.store, name);
   }
 
   // -------------------------------------------------------------------------

@@ -73,7 +73,11 @@ export function openStore(dir: string, opts: OpenOptions = {}): Store {
   }
   if (!st) {
     if (!create || readOnly) throw new FathomError('DATA_DIR', `data directory ${dir} does not exist`);
-    fs.mkdirSync(abs, { recursive: true, mode: 0o700 });
+    try {
+      mkdirp(abs);
+    } catch (e) {
+      throw new FathomError('DATA_DIR', `cannot create data directory ${dir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
   } else {
     const entries = fs.readdirSync(abs);
     if (!entries.includes(DATA_FILE) && entries.some((e) => !e.startsWith('.'))) {
@@ -153,6 +157,22 @@ export function openStore(dir: string, opts: OpenOptions = {}): Store {
     fs.mkdirSync(path.join(abs, 'models'), { recursive: true, mode: 0o700 });
   }
   return store;
+}
+
+/**
+ * Creates a directory and its missing parents, owner-only. (Node 20's recursive mkdirSync
+ * never returns for some impossible paths, such as ones under /proc.)
+ */
+function mkdirp(abs: string): void {
+  const missing: string[] = [];
+  let cur = abs;
+  while (!fs.existsSync(cur)) {
+    missing.push(cur);
+    const parent = path.dirname(cur);
+    if (parent === cur) break;
+    cur = parent;
+  }
+  for (const d of missing.reverse()) fs.mkdirSync(d, { mode: 0o700 });
 }
 
 /** Increments a counter in `meta`; call inside a write transaction. */

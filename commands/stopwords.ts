@@ -1,0 +1,58 @@
+/**
+ * `fathom stopwords put|list|get|delete`: stopword sets applied to queries with --stopwords.
+ */
+import fs from 'node:fs';
+import { Command } from 'commander';
+import { out, printJson, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
+
+interface Opts {
+  dataDir: string;
+  words?: string;
+  file?: string;
+  locale?: string;
+  json?: boolean;
+}
+
+export function stopwordsCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>): Command {
+  const cmd = new Command('stopwords').description('manage stopword sets');
+  withDataDir(
+    cmd
+      .command('put')
+      .description('create or replace a stopword set')
+      .argument('<name>')
+      .option('--words <list>', 'comma-separated words or phrases')
+      .option('--file <path>', 'a file with one word or phrase per line')
+      .option('--locale <code>', 'language of the words, e.g. en'),
+  ).action((name: string, opts: Opts) =>
+    run(async () => {
+      if (!!opts.words === !!opts.file) throw new UsageError('give exactly one of --words and --file');
+      let words: string[];
+      if (opts.words) words = opts.words.split(',');
+      else {
+        if (!fs.existsSync(opts.file!)) throw new UsageError(`file not found: ${opts.file}`);
+        words = fs.readFileSync(opts.file!, 'utf8').split(/\r?\n/);
+      }
+      words = words.map((w) => w.trim()).filter(Boolean);
+      const set = await withEngine(opts.dataDir, (e) => e.putStopwords(name, { stopwords: words, ...(opts.locale ? { locale: opts.locale } : {}) }));
+      await printJson(set);
+    }),
+  );
+  withDataDir(cmd.command('list').description('list stopword sets').option('--json', 'print JSON')).action((opts: Opts) =>
+    run(async () => {
+      const sets = await withEngine(opts.dataDir, (e) => e.listStopwords());
+      if (opts.json) await printJson({ stopwords: sets });
+      else await out(sets.length ? sets.map((s) => `${s.id}  ${s.stopwords.length} words${s.locale ? `  (${s.locale})` : ''}`).join('\n') + '\n' : 'no stopword sets\n');
+    }),
+  );
+  withDataDir(cmd.command('get').description('show a stopword set').argument('<name>')).action((name: string, opts: Opts) =>
+    run(async () => {
+      await printJson(await withEngine(opts.dataDir, (e) => e.getStopwords(name)));
+    }),
+  );
+  withDataDir(cmd.command('delete').description('delete a stopword set').argument('<name>')).action((name: string, opts: Opts) =>
+    run(async () => {
+      await printJson(await withEngine(opts.dataDir, (e) => e.deleteStopwords(name)));
+    }),
+  );
+  return cmd;
+}
