@@ -19,6 +19,8 @@ import type { DirtyValues } from './document/document.js';
 import { importLines, type ImportOptions, type ImportSummary, type ResultSink } from './io/import.js';
 import { exportDocuments, type ExportOptions } from './io/export.js';
 import { Merger } from './index/merger.js';
+import { alterCollection } from './collection/alter.js';
+import { deleteAlias, getAlias, listAliases, upsertAlias, type AliasRecord } from './collection/aliases.js';
 import { evictStore, readState } from './index/manifest.js';
 import { project, type Projection } from './io/project.js';
 import { parseSearchParams, type RawParams } from './query/params.js';
@@ -97,6 +99,29 @@ export class Engine {
   }
   deleteCollection(name: string): Promise<CollectionInfo> {
     return deleteCollection(this.store, name);
+  }
+
+  /** PATCH: add or drop fields; every document is re-checked and the index rebuilt. */
+  async updateCollection(name: string, body: unknown): Promise<{ fields: Record<string, unknown>[] }> {
+    const r = await write(this.store, () => alterCollection(this.store, name, body, this.hooks));
+    return { fields: r.fields };
+  }
+
+  // -------------------------------------------------------------------------
+  // Aliases
+  // -------------------------------------------------------------------------
+
+  upsertAlias(name: string, body: unknown): Promise<AliasRecord> {
+    return upsertAlias(this.store, name, body);
+  }
+  getAlias(name: string): AliasRecord {
+    return getAlias(this.store, name);
+  }
+  listAliases(): AliasRecord[] {
+    return listAliases(this.store);
+  }
+  deleteAlias(name: string): Promise<AliasRecord> {
+    return deleteAlias(this.store, name);
   }
 
   // -------------------------------------------------------------------------
@@ -187,6 +212,28 @@ export class Engine {
   /** One search; `raw` holds parameters as strings (query string, CLI) or JSON values. */
   search(collection: string, raw: RawParams): SearchResponse {
     return search(this.store, collection, parseSearchParams(raw));
+  }
+
+  /**
+   * Several searches in one call. `common` parameters apply to every search; a search's
+   * own parameters win. A failing search reports `{code, error}` in its slot.
+   */
+  multiSearch(searches: unknown, common: RawParams = {}): { results: Array<SearchResponse | { code: number; error: string }> } {
+    if (!Array.isArray(searches)) throw new FathomError('BAD_REQUEST', 'multi_search needs a `searches` array');
+    return {
+      results: searches.map((s) => {
+        try {
+          if (!s || typeof s !== 'object' || Array.isArray(s)) throw new FathomError('BAD_REQUEST', 'each search must be a JSON object');
+          const params = { ...common, ...(s as RawParams) };
+          const collection = params.collection;
+          if (typeof collection !== 'string' || !collection) throw new FathomError('BAD_REQUEST', 'each search needs a `collection`');
+          return this.search(collection, params);
+        } catch (e) {
+          if (!(e instanceof FathomError)) throw e;
+          return { code: e.status, error: e.message };
+        }
+      }),
+    };
   }
 
   /** Deletes every document matching `filterBy`, `batchSize` per transaction. */

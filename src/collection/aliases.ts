@@ -1,0 +1,47 @@
+/**
+ * Aliases: a name that stands for a collection wherever a collection name is accepted.
+ * Re-pointing an alias swaps the collection behind it in one step (blue/green reindexing).
+ */
+import { FathomError } from '../errors.js';
+import { isPlainObject } from '../json.js';
+import { write, type Store } from '../storage/store.js';
+
+export interface AliasRecord {
+  name: string;
+  collection_name: string;
+}
+
+const NAME_RE = /^[^\s/?#%]{1,256}$/;
+
+export async function upsertAlias(store: Store, name: string, body: unknown): Promise<AliasRecord> {
+  if (!NAME_RE.test(name)) throw new FathomError('BAD_PARAMETER', `alias name \`${name}\` must be 1-256 characters without whitespace, '/', '?', '#' or '%'`);
+  if (!isPlainObject(body) || typeof body.collection_name !== 'string' || !body.collection_name) {
+    throw new FathomError('BAD_REQUEST', 'the alias needs a `collection_name`');
+  }
+  const target = body.collection_name;
+  return write(store, () => {
+    if (store.collections.get(target) === undefined) throw new FathomError('NOT_FOUND', `collection \`${target}\` not found, so no alias can point at it`);
+    if (store.collections.get(name) !== undefined) throw new FathomError('CONFLICT', `\`${name}\` is the name of a collection and cannot also be an alias`);
+    store.aliases.put(name, target);
+    return { name, collection_name: target };
+  });
+}
+
+export function getAlias(store: Store, name: string): AliasRecord {
+  const target = store.aliases.get(name);
+  if (target === undefined) throw new FathomError('NOT_FOUND', `alias \`${name}\` not found`);
+  return { name, collection_name: target };
+}
+
+export function listAliases(store: Store): AliasRecord[] {
+  return [...store.aliases.getRange({})].map(({ key, value }) => ({ name: key as string, collection_name: value as string }));
+}
+
+export async function deleteAlias(store: Store, name: string): Promise<AliasRecord> {
+  return write(store, () => {
+    const target = store.aliases.get(name);
+    if (target === undefined) throw new FathomError('NOT_FOUND', `alias \`${name}\` not found`);
+    store.aliases.remove(name);
+    return { name, collection_name: target };
+  });
+}

@@ -1,0 +1,117 @@
+/**
+ * Schema changes on a live collection (PATCH /collections/:name): add fields, drop fields,
+ * or drop and re-add a field to change its type. Every document is checked against the new
+ * schema and the whole index is rebuilt in one transaction, so either the change applies to
+ * every document or to none.
+ */
+import { FathomError } from '../errors.js';
+import { isPlainObject } from '../json.js';
+import { Schema, validateField, type CollectionRecord, type FieldDef } from '../schema/schema.js';
+import type { Store } from '../storage/store.js';
+import { prepareDocument, type IndexValue } from '../document/document.js';
+import { SegmentBuilder } from '../index/segment.js';
+import { emptyState, readState, type CollectionState } from '../index/manifest.js';
+import { fieldTokenizer, getRecord } from './catalog.js';
+import { addSegment, removeSegment, type WriteHooks } from './writer.js';
+import type { Field } from '../schema/schema.js';
+
+const REBUILD_SEGMENT_DOCS = 50_000;
+
+export interface AlterResult {
+  record: CollectionRecord;
+  fields: Record<string, unknown>[];
+}
+
+/** Validates a PATCH body against the current record; returns the new record (not yet stored). */
+export function planAlter(current: CollectionRecord, body: unknown): { record: CollectionRecord; changes: Record<string, unknown>[] } {
+  if (!isPlainObject(body)) throw new FathomError('BAD_SCHEMA', 'the update must be a JSON object with `fields`');
+  for (const k of Object.keys(body)) {
+    if (k !== 'fields' && k !== 'metadata') throw new FathomError('BAD_SCHEMA', `only \`fields\` and \`metadata\` can be changed, not \`${k}\``);
+  }
+  const record = structuredClone(current) as CollectionRecord;
+  const changes: Record<string, unknown>[] = [];
+  if (body.metadata !== undefined) {
+    if (!isPlainObject(body.metadata)) throw new FathomError('BAD_SCHEMA', '`metadata` must be an object');
+    record.metadata = body.metadata;
+  }
+  const list = body.fields ?? [];
+  if (!Array.isArray(list)) throw new FathomError('BAD_SCHEMA', '`fields` must be an array');
+  const dropped = new Set<string>();
+  list.forEach((raw) => {
+    if (isPlainObject(raw) && raw.drop === true) {
+      const name = raw.name;
+      if (typeof name !== 'string') throw new FathomError('BAD_SCHEMA', 'a field to drop needs its `name`');
+      const i = record.fields.findIndex((f) => f.name === name);
+      if (i < 0) throw new FathomError('BAD_SCHEMA', `field \`${name}\` cannot be dropped: it is not in the schema`);
+      if (record.default_sorting_field === name) throw new FathomError('BAD_SCHEMA', `field \`${name}\` is the default_sorting_field and cannot be dropped`);
+      record.fields.splice(i, 1);
+      // discovered children of a dropped object go too
+      record.fields = record.fields.filter((f) => !f.name.startsWith(`${name}.`));
+      dropped.add(name);
+      changes.push({ name, drop: true });
+    }
+  });
+  const declared = new Map(record.fields.map((f) => [f.name, f] as [string, FieldDef]));
+  list.forEach((raw, i) => {
+    if (isPlainObject(raw) && raw.drop === true) return;
+    const def = validateField(raw, i, { nested: record.enable_nested_fields, declared });
+    if (declared.has(def.name)) throw new FathomError('BAD_SCHEMA', `field \`${def.name}\` already exists; drop it in the same request to change it`);
+    const full: FieldDef = { ...def, id: record.next_field_id++ };
+    record.fields.push(full);
+    declared.set(def.name, full);
+    const { id: _id, ...shown } = full;
+    changes.push(shown);
+  });
+  record.version++;
+  return { record, changes };
+}
+
+/**
+ * Rebuilds every segment of a collection from its stored documents under `record`.
+ * Runs inside a write transaction; throws (rolling everything back) on the first
+ * document that does not fit the schema.
+ */
+export function rebuildIndex(store: Store, record: CollectionRecord, hooks: WriteHooks = {}): CollectionState {
+  const schema = new Schema(record);
+  const old = readState(store, record.id);
+  for (const s of old.segments) removeSegment(store, record.id, s.id);
+  const state: CollectionState = { ...emptyState(), nextSeq: old.nextSeq, count: 0 };
+  let builder = new SegmentBuilder();
+  const flush = () => {
+    if (builder.size === 0) return;
+    addSegment(store, record.id, state, builder.build((f) => fieldTokenizer(schema, f)));
+    builder = new SegmentBuilder();
+  };
+  const ctx = { store, record, schema, state };
+  for (const { key, value } of store.docs.getRange({ start: [record.id], end: [record.id + 1] })) {
+    const seq = (key as [number, number])[1];
+    const doc = value as Record<string, unknown>;
+    let prepared;
+    try {
+      prepared = prepareDocument(schema, doc, { mode: 'coerce_or_reject', generateId: () => String(doc.id) });
+    } catch (e) {
+      throw new FathomError('BAD_SCHEMA', `document \`${String(doc.id)}\` does not fit the new schema: ${(e as Error).message}`);
+    }
+    if (prepared.discovered.length) {
+      for (const d of prepared.discovered) {
+        if (!record.fields.some((f) => f.name === d.name)) record.fields.push({ ...d, id: record.next_field_id++ });
+      }
+    }
+    const values = prepared.values.map(([f, v]) => [f.id > 0 ? f : (record.fields.find((x) => x.name === f.name) as Field | undefined) ?? f, v] as [Field, IndexValue]);
+    hooks.beforeWrite?.(ctx, seq, prepared.stored, values, doc);
+    builder.add(seq, values);
+    state.count++;
+    if (builder.size >= REBUILD_SEGMENT_DOCS) flush();
+  }
+  flush();
+  store.colstate.put(record.id, state);
+  return state;
+}
+
+export function alterCollection(store: Store, name: string, body: unknown, hooks: WriteHooks = {}): AlterResult {
+  const current = getRecord(store, name);
+  const { record, changes } = planAlter(current, body);
+  rebuildIndex(store, record, hooks);
+  store.collections.put(record.name, record);
+  return { record, fields: changes };
+}
