@@ -296,6 +296,11 @@ export class Engine {
     if (this.merges !== 'off') this.merger.schedule(collection);
   }
 
+  /** Queues a merge check for a collection (merges run in the background when due). */
+  maintain(collection: string): void {
+    this.merger.schedule(collection);
+  }
+
   /** Resolves when queued background merges are done (end of an import, tests, shutdown). */
   idle(): Promise<void> {
     return this.merger.idle();
