@@ -73,6 +73,7 @@ export function importCommand(run: (fn: () => Promise<ExitCode>) => Promise<void
           },
         ).then(async (s) => {
           await engine.idle(); // let queued segment merges finish before the process exits
+          engine.syncVectors(collection); // build and save vector graphs so the next open loads them
           return s;
         }),
       );

@@ -96,6 +96,11 @@ export const SEARCH_DEFAULTS = {
 /** Vector search defaults (spec: Limits). */
 export const VECTOR_DEFAULTS = { ef: 10, alpha: 0.3, k: 0 } as const;
 
+/** Background HNSW catch-up works in slices of this many milliseconds between requests. */
+export const VECTOR_SYNC_SLICE_MS = 8;
+/** A changed HNSW graph is saved once writes have paused this long. */
+export const VECTOR_SAVE_AFTER_MS = 2000;
+
 // ---------------------------------------------------------------------------
 // Index maintenance
 // ---------------------------------------------------------------------------
@@ -123,4 +128,93 @@ export const SERVER_DEFAULTS = {
   headersTimeoutMs: 60_000,
   requestTimeoutMs: 0,
   keepAliveTimeoutMs: 5_000,
+} as const;
+
+// ---------------------------------------------------------------------------
+// API keys
+// ---------------------------------------------------------------------------
+
+export const KEY_LIMITS = {
+  /** Characters (letters and digits) in a key value Fathom generates. */
+  generatedLength: 32,
+  /** Leading characters of a value shown as `value_prefix`; a scoped search key names its parent by them. */
+  prefixLength: 4,
+  /** Longest accepted key value, in characters (visible ASCII only). */
+  maxValueLength: 512,
+  /** Longest `description`. */
+  maxDescriptionLength: 4096,
+  /** `expires_at` reported for a key created without one (year 3020, as the reference reports it). */
+  neverExpires: 64723363199,
+  /** How often expired keys with `autodelete` are purged, in ms (spec: hourly). */
+  purgeIntervalMs: 3_600_000,
+  /** Compiled `collections` patterns kept in memory. */
+  patternCacheSize: 10_000,
+} as const;
+
+// ---------------------------------------------------------------------------
+// fathom serve (the HTTP daemon), beyond SERVER_DEFAULTS
+// ---------------------------------------------------------------------------
+
+export const SERVE_DEFAULTS = {
+  /** Log level: fatal | error | warn | info (one line per request) | debug | trace | silent. */
+  logLevel: 'info',
+  /**
+   * Server processes sharing the data directory; 0 means one per CPU core. Range 0..64.
+   * Several processes beat worker threads here (see bench/http/README.md).
+   */
+  processes: 0,
+  /** After SIGTERM/SIGINT, in-flight requests get this long (ms) before connections are cut. */
+  shutdownGraceMs: 30_000,
+  /** A connection with no bytes either way for this long (ms) is closed (slow or stuck clients). */
+  socketIdleTimeoutMs: 120_000,
+  /** How often Node checks for clients that are too slow to send their headers (ms). */
+  connectionsCheckIntervalMs: 5_000,
+  /** Longest path segment (collection name, document id), in characters after decoding. */
+  maxParamLength: 2048,
+  /** Bytes of JSON Lines buffered for a slow export reader before reading pauses. */
+  exportHighWaterMark: 256 * 1024,
+} as const;
+
+// ---------------------------------------------------------------------------
+// Embedding models (src/embed/)
+// ---------------------------------------------------------------------------
+
+export const EMBED_DEFAULTS = {
+  /** Texts per request to a remote embedding API during indexing (`remote_embedding_batch_size`). Range 1..10000. */
+  remoteBatchSize: 200,
+  /** Per-attempt timeout of a remote embedding request while indexing (`remote_embedding_timeout_ms`), ms. Range 1..3_600_000. */
+  remoteTimeoutMsIndex: 60_000,
+  /** The same while searching (embedding `q`), ms. */
+  remoteTimeoutMsQuery: 30_000,
+  /** Attempts per remote request, the first included (`remote_embedding_num_tries`). Range 1..100. */
+  remoteNumTries: 2,
+  /** Wait before the 2nd attempt, ms; doubles for each later attempt (plus up to 25% jitter). */
+  remoteBackoffMs: 200,
+  /** Longest wait between two attempts, ms. */
+  remoteBackoffMaxMs: 5_000,
+  /** Texts per `batchEmbedContents` request to the Google generative language API (its own limit). */
+  googleMaxBatch: 100,
+  /** Instances per Vertex AI `:predict` request (the limit of the gecko models; later models accept more). */
+  gcpMaxInstances: 5,
+  /** Vertex AI region when `model_config.region` is not given. */
+  gcpRegion: 'us-central1',
+  /** Vertex AI task types sent with documents and with queries (`document_task`, `query_task`). */
+  gcpDocumentTask: 'RETRIEVAL_DOCUMENT',
+  gcpQueryTask: 'RETRIEVAL_QUERY',
+  /** An OAuth access token this close to its expiry (ms) is refreshed before use. */
+  oauthRefreshMarginMs: 60_000,
+  /** Texts per inference call of a local (ONNX or built-in) model. A caller's smaller batch size wins. Range 1..1024. */
+  localBatchSize: 32,
+  /** Longest token sequence fed to a local model when its config.json names none (BERT's 512). */
+  localMaxTokens: 512,
+  /** Texts longer than this many characters per allowed token are cut before tokenising (the tokens past the limit are dropped anyway). */
+  localMaxCharsPerToken: 32,
+  /** Base URL of the repository `ts/<name>` models are downloaded from: `<url><name>/config.json`, `model.onnx`, vocabulary. */
+  modelRepositoryUrl: 'https://models.typesense.org/public/',
+  /** A model download that receives no bytes for this long (ms) is abandoned. */
+  downloadStallTimeoutMs: 60_000,
+  /** Timeout for fetching a model's config.json from the repository, ms. */
+  repositoryConfigTimeoutMs: 30_000,
+  /** Query embeddings kept per process (LRU), so a repeated `q` embeds once. 0 disables the cache. */
+  queryCacheSize: 1_000,
 } as const;

@@ -4,13 +4,14 @@
  * stopwords. Nothing above this layer touches LMDB directly.
  */
 import { FathomError } from './errors.js';
-import { DELETE_BATCH_SIZE } from './defaults.js';
+import { DELETE_BATCH_SIZE, VECTOR_SAVE_AFTER_MS, VECTOR_SYNC_SLICE_MS } from './defaults.js';
 import { openStore, write, type OpenOptions, type Store } from './storage/store.js';
 import {
   createCollection,
   deleteCollection,
   describeCollection,
   getRecord,
+  getSchema,
   listCollections,
   type CollectionInfo,
 } from './collection/catalog.js';
@@ -19,12 +20,14 @@ import type { DirtyValues } from './document/document.js';
 import { importLines, type ImportOptions, type ImportSummary, type ResultSink } from './io/import.js';
 import { exportDocuments, type ExportOptions } from './io/export.js';
 import { Merger } from './index/merger.js';
+import { vectorHooks } from './vector/hooks.js';
+import { forgetGraphs, saveGraphs, vectorIndex } from './vector/hnsw.js';
 import { alterCollection } from './collection/alter.js';
 import { deleteAlias, getAlias, listAliases, upsertAlias, type AliasRecord } from './collection/aliases.js';
 import { evictStore, readState } from './index/manifest.js';
 import { project, type Projection } from './io/project.js';
-import { parseSearchParams, type RawParams } from './query/params.js';
-import { filterSeqs, search, type SearchResponse } from './search/search.js';
+import { parseSearchParams, type RawParams, type SearchParams } from './query/params.js';
+import { embeddingNeeds, filterSeqs, search, type EmbeddingNeed, type SearchResponse } from './search/search.js';
 import { deleteStopwords, getStopwords, listStopwords, putStopwords, type StopwordSet } from './stopwords/stopwords.js';
 
 export interface EngineOptions extends OpenOptions {
@@ -44,7 +47,7 @@ export class Engine {
   readonly store: Store;
   readonly merges: 'worker' | 'inline' | 'off';
   private readonly merger: Merger;
-  private hooks: WriteHooks = {};
+  private hooks: WriteHooks = vectorHooks;
   private closed = false;
 
   private constructor(store: Store, opts: EngineOptions) {
@@ -64,7 +67,14 @@ export class Engine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.vectorTimer) clearTimeout(this.vectorTimer);
     await this.merger.close();
+    try {
+      saveGraphs(this.store);
+    } catch {
+      /* a graph that cannot be saved is rebuilt on next open */
+    }
+    forgetGraphs(this.store);
     evictStore(this.store);
     await this.store.close();
   }
@@ -97,8 +107,11 @@ export class Engine {
   getCollection(name: string): CollectionInfo {
     return describeCollection(this.store, getRecord(this.store, name));
   }
-  deleteCollection(name: string): Promise<CollectionInfo> {
-    return deleteCollection(this.store, name);
+  async deleteCollection(name: string): Promise<CollectionInfo> {
+    const id = getRecord(this.store, name).id;
+    const info = await deleteCollection(this.store, name);
+    forgetGraphs(this.store, id);
+    return info;
   }
 
   /** PATCH: add or drop fields; every document is re-checked and the index rebuilt. */
@@ -174,7 +187,7 @@ export class Engine {
 
   async import(
     collection: string,
-    source: AsyncIterable<Buffer | Uint8Array | string>,
+    source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>,
     opts: ImportOptions,
     sink: ResultSink,
   ): Promise<ImportSummary> {
@@ -209,31 +222,49 @@ export class Engine {
   // Search
   // -------------------------------------------------------------------------
 
-  /** One search; `raw` holds parameters as strings (query string, CLI) or JSON values. */
-  search(collection: string, raw: RawParams): SearchResponse {
-    return search(this.store, collection, parseSearchParams(raw));
+  /**
+   * One search; `raw` holds parameters as strings (query string, CLI) or JSON values.
+   * Asynchronous because a query on an embedding field embeds `q` first.
+   */
+  async search(collection: string, raw: RawParams): Promise<SearchResponse> {
+    const params = parseSearchParams(raw);
+    const need = embeddingNeeds(this.store, collection, params);
+    const queryVector = need ? await this.embedQuery(need, params) : undefined;
+    return search(this.store, collection, params, { queryVector });
+  }
+
+  /** A search that needs no embedding, answered synchronously (benchmarks, hot loops). */
+  searchSync(collection: string, raw: RawParams): SearchResponse {
+    const params = parseSearchParams(raw);
+    if (embeddingNeeds(this.store, collection, params)) throw new FathomError('BAD_PARAMETER', 'this query needs an embedding model; use search()');
+    return search(this.store, collection, params);
+  }
+
+  /** Embeds the texts a query needs (weighted average for `queries`, normalised). */
+  protected async embedQuery(need: EmbeddingNeed, _params: SearchParams): Promise<Float32Array> {
+    throw new FathomError('BAD_PARAMETER', `field \`${need.field.name}\` needs embedding model \`${String(need.field.embed?.model_config.model_name)}\`, which is not available`);
   }
 
   /**
    * Several searches in one call. `common` parameters apply to every search; a search's
    * own parameters win. A failing search reports `{code, error}` in its slot.
    */
-  multiSearch(searches: unknown, common: RawParams = {}): { results: Array<SearchResponse | { code: number; error: string }> } {
+  async multiSearch(searches: unknown, common: RawParams = {}): Promise<{ results: Array<SearchResponse | { code: number; error: string }> }> {
     if (!Array.isArray(searches)) throw new FathomError('BAD_REQUEST', 'multi_search needs a `searches` array');
-    return {
-      results: searches.map((s) => {
-        try {
-          if (!s || typeof s !== 'object' || Array.isArray(s)) throw new FathomError('BAD_REQUEST', 'each search must be a JSON object');
-          const params = { ...common, ...(s as RawParams) };
-          const collection = params.collection;
-          if (typeof collection !== 'string' || !collection) throw new FathomError('BAD_REQUEST', 'each search needs a `collection`');
-          return this.search(collection, params);
-        } catch (e) {
-          if (!(e instanceof FathomError)) throw e;
-          return { code: e.status, error: e.message };
-        }
-      }),
-    };
+    const results: Array<SearchResponse | { code: number; error: string }> = [];
+    for (const s of searches) {
+      try {
+        if (!s || typeof s !== 'object' || Array.isArray(s)) throw new FathomError('BAD_REQUEST', 'each search must be a JSON object');
+        const params = { ...common, ...(s as RawParams) };
+        const collection = params.collection;
+        if (typeof collection !== 'string' || !collection) throw new FathomError('BAD_REQUEST', 'each search needs a `collection`');
+        results.push(await this.search(collection, params));
+      } catch (e) {
+        if (!(e instanceof FathomError)) throw e;
+        results.push({ code: e.status, error: e.message });
+      }
+    }
+    return { results };
   }
 
   /** Deletes every document matching `filterBy`, `batchSize` per transaction. */
@@ -294,11 +325,73 @@ export class Engine {
 
   private afterWrite(collection: string) {
     if (this.merges !== 'off') this.merger.schedule(collection);
+    this.scheduleVectorSync(collection);
+  }
+
+  private vectorQueue = new Set<string>();
+  private vectorTimer: NodeJS.Timeout | null = null;
+  private vectorDirtySince = 0;
+
+  /**
+   * Brings vector graphs up to date in the background, in slices of a few milliseconds
+   * so queries keep flowing, and saves them once writes have paused.
+   */
+  private scheduleVectorSync(collection: string) {
+    if (this.closed || this.merges === 'off') return;
+    let rec;
+    try {
+      rec = getRecord(this.store, collection);
+    } catch {
+      return;
+    }
+    if (!rec.fields.some((f) => f.type === 'float[]' && (f.num_dim !== undefined || f.embed !== undefined))) return;
+    this.vectorQueue.add(collection);
+    this.vectorDirtySince = Date.now();
+    if (this.vectorTimer) return;
+    const tick = () => {
+      this.vectorTimer = null;
+      if (this.closed) return;
+      let pending = false;
+      for (const name of this.vectorQueue) {
+        try {
+          const schema = getSchema(this.store, name);
+          for (const f of schema.fields) {
+            if (f.kind !== 'vector' || f.id <= 0) continue;
+            const g = vectorIndex(this.store, schema.id, f);
+            if (!g.catchUp(VECTOR_SYNC_SLICE_MS)) pending = true;
+            else if (g.dirty && Date.now() - this.vectorDirtySince > VECTOR_SAVE_AFTER_MS) g.save();
+            else if (g.dirty) pending = true;
+          }
+          if (!pending) this.vectorQueue.delete(name);
+        } catch {
+          this.vectorQueue.delete(name);
+        }
+      }
+      if (pending || this.vectorQueue.size > 0) {
+        this.vectorTimer = setTimeout(tick, 1);
+        this.vectorTimer.unref();
+      }
+    };
+    this.vectorTimer = setTimeout(tick, 1);
+    this.vectorTimer.unref();
   }
 
   /** Queues a merge check for a collection (merges run in the background when due). */
   maintain(collection: string): void {
     this.merger.schedule(collection);
+  }
+
+  /**
+   * Brings the HNSW graphs of a collection's vector fields up to date and saves them, so
+   * that the next process to open the directory loads them instead of rebuilding.
+   */
+  syncVectors(collection: string): void {
+    const schema = getSchema(this.store, collection);
+    for (const f of schema.fields) {
+      if (f.kind !== 'vector' || f.id <= 0) continue;
+      const g = vectorIndex(this.store, schema.id, f);
+      g.save();
+    }
   }
 
   /** Resolves when queued background merges are done (end of an import, tests, shutdown). */

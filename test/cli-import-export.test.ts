@@ -211,7 +211,7 @@ describe('durability', () => {
     const n = e.getCollection('books').num_documents;
     expect(n).toBeGreaterThanOrEqual(acked.length);
     // the index agrees with the documents
-    expect(e.search('books', { q: 'book', query_by: 'title', per_page: 0 }).found).toBe(n);
+    expect((await e.search('books', { q: 'book', query_by: 'title', per_page: 0 })).found).toBe(n);
     await e.close();
   });
 
@@ -224,8 +224,8 @@ describe('durability', () => {
     expect(rb.code).toBe(0);
     const e = openEngine(dir);
     expect(e.getCollection('books').num_documents).toBe(6000);
-    expect(e.search('books', { q: 'book', query_by: 'title', per_page: 0 }).found).toBe(6000);
-    expect(e.search('books', { q: '*', filter_by: 'year:>=1900', per_page: 0 }).found).toBe(6000);
+    expect((await e.search('books', { q: 'book', query_by: 'title', per_page: 0 })).found).toBe(6000);
+    expect((await e.search('books', { q: '*', filter_by: 'year:>=1900', per_page: 0 })).found).toBe(6000);
     await e.close();
   });
 });

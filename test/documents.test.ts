@@ -107,7 +107,7 @@ describe('validation and dirty_values', () => {
     await e.createCollection({ name: 's', fields: [{ name: 'v', type: 'string*' }] });
     expect((await e.writeDocument('s', { id: '1', v: 76.24 })).v).toBe('76.24');
     expect((await e.writeDocument('s', { id: '2', v: [1, 'a', true] })).v).toEqual(['1', 'a', 'true']);
-    expect(e.search('s', { q: '7624', query_by: 'v' }).found).toBe(1);
+    expect((await e.search('s', { q: '7624', query_by: 'v' })).found).toBe(1);
     await e.close();
   });
 
@@ -122,9 +122,9 @@ describe('validation and dirty_values', () => {
     await e.createCollection({ name: 'n', enable_nested_fields: true, fields: [{ name: 'address', type: 'object' }, { name: 'items', type: 'object[]', optional: true }] });
     await e.writeDocument('n', { id: '1', address: { city: 'Paris', zip: 75001 }, items: [{ sku: 'a1', qty: 2 }, { sku: 'b2', qty: 5 }] });
     expect(e.getDocument('n', '1')).toEqual({ id: '1', address: { city: 'Paris', zip: 75001 }, items: [{ sku: 'a1', qty: 2 }, { sku: 'b2', qty: 5 }] });
-    expect(e.search('n', { q: 'paris', query_by: 'address.city' }).found).toBe(1);
-    expect(e.search('n', { q: '*', filter_by: 'items.qty:>4' }).found).toBe(1);
-    expect(e.search('n', { q: '*', filter_by: 'address.zip:=75001' }).found).toBe(1);
+    expect((await e.search('n', { q: 'paris', query_by: 'address.city' })).found).toBe(1);
+    expect((await e.search('n', { q: '*', filter_by: 'items.qty:>4' })).found).toBe(1);
+    expect((await e.search('n', { q: '*', filter_by: 'address.zip:=75001' })).found).toBe(1);
     const fields = e.getCollection('n').fields.map((f) => `${f.name}:${f.type}`);
     expect(fields).toEqual(expect.arrayContaining(['address.city:string', 'address.zip:int64', 'items.sku:string[]', 'items.qty:int64[]']));
     await e.close();
@@ -136,7 +136,7 @@ describe('validation and dirty_values', () => {
     await e.writeDocument('a', { id: '1', title: 'hello world', n: 3, tags: ['x'] });
     const types = Object.fromEntries(e.getCollection('a').fields.map((f) => [f.name, f.type]));
     expect(types).toMatchObject({ title: 'string', n: 'int64', tags: 'string[]' });
-    expect(e.search('a', { q: 'hello', query_by: 'title' }).found).toBe(1);
+    expect((await e.search('a', { q: 'hello', query_by: 'title' })).found).toBe(1);
     await e.close();
   });
 });
@@ -154,8 +154,8 @@ describe('actions', () => {
     await e.writeDocument('books', { id: '1', title: 'old title', author: 'x', year: 1, rating: 3 });
     await e.writeDocument('books', { id: '1', title: 'new title', author: 'y', year: 2 }, { action: 'upsert' });
     expect(e.getDocument('books', '1')).toEqual({ id: '1', title: 'new title', author: 'y', year: 2 });
-    expect(e.search('books', { q: 'old', query_by: 'title' }).found).toBe(0);
-    expect(e.search('books', { q: 'new', query_by: 'title' }).found).toBe(1);
+    expect((await e.search('books', { q: 'old', query_by: 'title' })).found).toBe(0);
+    expect((await e.search('books', { q: 'new', query_by: 'title' })).found).toBe(1);
     await e.close();
   });
 
@@ -192,7 +192,7 @@ describe('actions', () => {
     expect(await e.deleteDocument('books', '1')).toMatchObject({ id: '1', title: 'a' });
     await expect(e.deleteDocument('books', '1')).rejects.toMatchObject({ status: 404 });
     await expect(e.deleteDocument('books', '1', { ignoreNotFound: true })).resolves.toMatchObject({ id: '1' });
-    expect(e.search('books', { q: 'a', query_by: 'title' }).found).toBe(0);
+    expect((await e.search('books', { q: 'a', query_by: 'title' })).found).toBe(0);
     await e.close();
   });
 
@@ -208,7 +208,7 @@ describe('actions', () => {
     const e = await books();
     for (let i = 0; i < 10; i++) await e.writeDocument('books', { id: `b${i}`, title: 't', author: i % 2 ? 'odd' : 'even', year: i });
     expect(await e.updateByFilter('books', 'author:=odd', { rating: 5 })).toEqual({ num_updated: 5 });
-    expect(e.search('books', { q: '*', filter_by: 'rating:=5' }).found).toBe(5);
+    expect((await e.search('books', { q: '*', filter_by: 'rating:=5' })).found).toBe(5);
     expect(await e.deleteByFilter('books', 'year:<4', 2)).toEqual({ num_deleted: 4 });
     expect(e.getCollection('books').num_documents).toBe(6);
     await e.close();

@@ -99,7 +99,7 @@ describe('collections', () => {
     await e.writeDocument('a', { id: '1', t: 'hello' });
     await e.deleteCollection('a');
     await e.createCollection({ name: 'a', fields: [{ name: 't', type: 'string' }] });
-    expect(e.search('a', { q: 'hello', query_by: 't' }).found).toBe(0);
+    expect((await e.search('a', { q: 'hello', query_by: 't' })).found).toBe(0);
     expect([...e.store.docs.getKeys({})]).toHaveLength(0);
     await e.close();
   });

@@ -14,6 +14,7 @@ import { emptyState, readState, type CollectionState } from '../index/manifest.j
 import { fieldTokenizer, getRecord } from './catalog.js';
 import { addSegment, removeSegment, type WriteHooks } from './writer.js';
 import type { Field } from '../schema/schema.js';
+import { dropField as dropVectors } from '../vector/vecstore.js';
 
 const REBUILD_SEGMENT_DOCS = 50_000;
 
@@ -111,6 +112,10 @@ export function rebuildIndex(store: Store, record: CollectionRecord, hooks: Writ
 export function alterCollection(store: Store, name: string, body: unknown, hooks: WriteHooks = {}): AlterResult {
   const current = getRecord(store, name);
   const { record, changes } = planAlter(current, body);
+  // stored vectors of dropped vector fields go with them
+  for (const f of current.fields) {
+    if (!record.fields.some((g) => g.id === f.id) && f.type === 'float[]') dropVectors(store, current.id, f.id);
+  }
   rebuildIndex(store, record, hooks);
   store.collections.put(record.name, record);
   return { record, fields: changes };

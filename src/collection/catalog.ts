@@ -111,6 +111,9 @@ export function dropCollectionData(store: Store, collId: number): void {
   for (const db of [store.docs, store.ids, store.segments, store.deletes, store.vectors]) {
     for (const key of db.getKeys({ start: [collId], end: [collId + 1] })) db.remove(key);
   }
+  for (const area of ['vlog', 'vepoch']) {
+    for (const key of store.aux.getKeys({ start: [area, collId], end: [area, collId + 1] })) store.aux.remove(key);
+  }
   store.colstate.remove(collId);
 }
 

@@ -55,7 +55,7 @@ export function formatResult(r: OpResult, text: string, opts: ImportOptions): st
 export async function importLines(
   store: Store,
   collection: string,
-  source: AsyncIterable<Buffer | Uint8Array | string>,
+  source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>,
   opts: ImportOptions,
   sink: ResultSink,
 ): Promise<ImportSummary> {

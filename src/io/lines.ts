@@ -16,7 +16,7 @@ export interface RawLine {
 const strict = new TextDecoder('utf-8', { fatal: true });
 
 /** Yields the lines of a byte stream (without the trailing newline or CR). */
-export async function* splitLines(source: AsyncIterable<Buffer | Uint8Array | string>): AsyncGenerator<RawLine> {
+export async function* splitLines(source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>): AsyncGenerator<RawLine> {
   let pending: Buffer[] = [];
   let pendingLen = 0;
   let no = 0;

@@ -24,17 +24,25 @@ export class Sorter {
     this.clauses = clauses;
   }
 
-  keys(segs: LiveSegment[], segIndex: number, ord: number, seq: number, score: number, extra?: { vectorDistance?: number }): (number | string)[] {
+  keys(
+    segs: LiveSegment[],
+    segIndex: number,
+    ord: number,
+    seq: number,
+    score: number,
+    extra?: { vectorDistance?: number; rerank?: (clause: number, seq: number) => number },
+  ): (number | string)[] {
     const seg = segs[segIndex]!;
-    return this.clauses.map((c) => {
+    return this.clauses.map((c, i) => {
       switch (c.kind) {
         case 'text_match':
           return score;
         case 'seq':
           return seq;
         case 'vector_distance':
-        case 'vector_query':
           return extra?.vectorDistance ?? Infinity;
+        case 'vector_query':
+          return extra?.rerank ? extra.rerank(i, seq) : Infinity;
         case 'field':
           return fieldSortValue(seg, c.field, ord);
         default:
@@ -97,6 +105,10 @@ export class TopK {
       heap[0] = h;
       this.down(0);
     }
+  }
+
+  get size(): number {
+    return this.heap.length;
   }
 
   /** Kept hits, best first. */

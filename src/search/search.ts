@@ -25,6 +25,11 @@ import { matchSegment, selectCandidates, type CandidateTable, type DocMatch, typ
 import { FacetCounter, Sorter, TopK, fieldSortValue, type FacetResult, type FacetSpec, type Hit } from './collect.js';
 import { highlightDocument, type HighlightField } from './highlight.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
+import { locate } from '../index/manifest.js';
+import { parseVectorQuery, type VectorQuery } from '../vector/vquery.js';
+import { knn, distance as vecDistance, norm, type VectorHit } from '../vector/vsearch.js';
+import { getVector } from '../vector/vecstore.js';
+import { VECTOR_DEFAULTS } from '../defaults.js';
 
 export interface SearchHit {
   document: Record<string, unknown>;
@@ -53,11 +58,20 @@ function bad(msg: string): never {
   throw new FathomError('BAD_PARAMETER', msg);
 }
 
-/** Extension points used by vector search and joins. */
+/** Extension points used by vector search, auto-embedding and joins. */
 export interface SearchExtensions {
   joins?: JoinResolver;
   /** Adds joined fields to a hit's document. */
   decorate?: (doc: Record<string, unknown>, seq: number) => Record<string, unknown>;
+  /** Query vector computed by an embedding model (for `q` on an embedding field, or `queries`). */
+  queryVector?: Float32Array;
+}
+
+/** What a search needs embedded before it can run (the engine computes it asynchronously). */
+export interface EmbeddingNeed {
+  field: Field;
+  texts: string[];
+  weights?: number[];
 }
 
 /** Everything a search needs that does not depend on the documents. */
@@ -71,22 +85,62 @@ export interface PreparedSearch {
   wildcard: boolean;
 }
 
+/** The text fields of query_by (embedding fields are handled by the vector side). */
 export function resolveQueryFields(schema: Schema, params: SearchParams): FieldSpec[] {
-  const n = params.query_by.length;
-  return params.query_by.map((name, i) => {
+  const out: FieldSpec[] = [];
+  params.query_by.forEach((name, i) => {
     const field = schema.field(name);
     if (!field) bad(`query_by: no field named \`${name}\` in collection \`${schema.name}\``);
+    if (field.kind === 'vector') {
+      if (!field.embed) bad(`query_by: field \`${name}\` is a vector field without \`embed\`; search it with \`vector_query\``);
+      return;
+    }
     if (field.kind !== 'text') bad(`query_by: field \`${name}\` is of type ${field.type}; only string fields can be searched with q`);
     if (!field.index) bad(`query_by: field \`${name}\` has \`index: false\``);
     const w = params.query_by_weights ? params.query_by_weights[i]! : Math.max(1, 100 - i);
-    return {
+    out.push({
       field,
       index: i,
       weight: Math.max(0, Math.min(255, Math.round(w))),
       prefix: params.prefix[i] ?? params.prefix[0] ?? true,
       numTypos: params.num_typos[i] ?? params.num_typos[0] ?? 2,
-    };
+    });
   });
+  return out;
+}
+
+/** The embedding field named in query_by, if any (semantic / hybrid search on `q`). */
+export function embeddingQueryField(schema: Schema, params: SearchParams): Field | undefined {
+  for (const name of params.query_by) {
+    const f = schema.field(name);
+    if (f && f.kind === 'vector' && f.embed) return f;
+  }
+  return undefined;
+}
+
+function vectorField(schema: Schema, name: string): Field {
+  const f = schema.field(name);
+  if (!f) bad(`vector_query: no field named \`${name}\` in collection \`${schema.name}\``);
+  if (f.kind !== 'vector') bad(`vector_query: field \`${name}\` is not a vector field (a \`float[]\` with \`num_dim\` or \`embed\`)`);
+  return f;
+}
+
+/** Texts the engine must embed before `search` can run (q on an embedding field, vector_query queries). */
+export function embeddingNeeds(store: Store, collection: string, params: SearchParams): EmbeddingNeed | undefined {
+  const schema = getSchema(store, collection);
+  if (params.vector_query) {
+    const vq = parseVectorQuery(params.vector_query);
+    const f = vectorField(schema, vq.field);
+    if (vq.queries) {
+      if (!f.embed) bad(`vector_query: \`queries\` needs an embedding field; \`${f.name}\` has no \`embed\``);
+      return { field: f, texts: vq.queries, weights: vq.queryWeights };
+    }
+    if (vq.vector.length > 0 || vq.id !== undefined) return undefined;
+  }
+  const ef = embeddingQueryField(schema, params);
+  const q = params.q.trim();
+  if (ef && q !== '' && q !== '*') return { field: ef, texts: [params.q] };
+  return undefined;
 }
 
 function defaultSort(schema: Schema, wildcard: boolean, user: SortClause[] | undefined): SortClause[] {
@@ -174,6 +228,52 @@ export function filterSeqs(store: Store, collection: string, filterBy: string, j
   return out.sort((a, b) => a - b);
 }
 
+interface VectorPlan {
+  field: Field;
+  query: Float32Array;
+  vq?: VectorQuery;
+  k: number;
+  ef: number;
+  alpha: number;
+  excludeSeq?: number;
+}
+
+/** Works out the vector side of a search, if it has one. */
+function planVector(store: Store, schema: Schema, params: SearchParams, ext: SearchExtensions, kMin: number): VectorPlan | undefined {
+  const vq = params.vector_query ? parseVectorQuery(params.vector_query) : undefined;
+  const semantic = embeddingQueryField(schema, params);
+  if (!vq && !semantic) return undefined;
+  const field = vq ? vectorField(schema, vq.field) : semantic!;
+  const dims = field.num_dim;
+  let query: Float32Array | undefined;
+  let excludeSeq: number | undefined;
+  if (vq && vq.vector.length > 0) {
+    if (dims !== undefined && vq.vector.length !== dims) {
+      bad(`vector_query: field \`${field.name}\` has ${dims} dimensions but the query vector has ${vq.vector.length}`);
+    }
+    query = Float32Array.from(vq.vector);
+  } else if (vq && vq.id !== undefined) {
+    const seq = store.ids.get([schema.id, vq.id]);
+    if (seq === undefined) throw new FathomError('NOT_FOUND', `vector_query: document \`${vq.id}\` not found`);
+    query = getVector(store, schema.id, field.id, seq);
+    if (!query) bad(`vector_query: document \`${vq.id}\` has no value in \`${field.name}\``);
+    excludeSeq = seq;
+  } else if (ext.queryVector) {
+    query = ext.queryVector;
+  } else if (vq && !semantic) {
+    bad('vector_query: give a vector, an `id`, or `queries` (or search an embedding field with `q`)');
+  } else return undefined; // q is `*` on an embedding field: nothing to embed
+  const k = Math.max(vq?.k ?? 0, kMin);
+  const alpha = vq?.alpha ?? params.alpha ?? VECTOR_DEFAULTS.alpha;
+  return { field, query, vq, k, ef: vq?.ef ?? VECTOR_DEFAULTS.ef, alpha, excludeSeq };
+}
+
+interface Extra {
+  vectorDistance?: number;
+  fusion?: number;
+  match?: DocMatch;
+}
+
 export function search(store: Store, collection: string, params: SearchParams, ext: SearchExtensions = {}): SearchResponse {
   const t0 = performance.now();
   const schema = getSchema(store, collection);
@@ -190,17 +290,27 @@ export function search(store: Store, collection: string, params: SearchParams, e
     return f;
   });
   const stop = loadStopwords(store, params.stopwords);
-  const baseTok = fields.length ? fieldTokenizer(schema, { locale: fields[0]!.field.locale, stem: false }) : fieldTokenizer(schema, { locale: '', stem: false });
+  const baseTok = fieldTokenizer(schema, { locale: fields[0]?.field.locale ?? '', stem: false });
   const qt = queryTokens(params.q, baseTok, stop);
   const parsed = parseQ(params.q);
-  const wildcard = qt.tokens.length === 0 && (parsed.wildcard || parsed.parts.every((p) => p.exclude));
-  const emptyAfterStopwords = qt.tokens.length === 0 && !wildcard;
-  const sortClauses = defaultSort(schema, wildcard, userSort);
-  const sorter = new Sorter(sortClauses);
+  const textual = qt.tokens.length > 0 && fields.length > 0;
+  const wildcard = !textual && (parsed.wildcard || parsed.parts.every((p) => p.exclude) || fields.length === 0);
+  const emptyAfterStopwords = qt.tokens.length === 0 && !parsed.wildcard && !parsed.parts.every((p) => p.exclude) && fields.length > 0;
 
   const perPage = params.per_page;
   const offset = params.offset ?? (params.page - 1) * perPage;
   const limit = params.limit ?? perPage;
+  const vplan = planVector(store, schema, params, ext, offset + limit);
+  const mode: 'keyword' | 'vector' | 'hybrid' = vplan ? (textual ? 'hybrid' : 'vector') : 'keyword';
+
+  // sort clauses: _text_match means the fused score in hybrid search
+  let sortClauses: SortClause[];
+  if (mode === 'vector' && !userSort) sortClauses = [{ kind: 'vector_distance', dir: 1 }, { kind: 'seq', dir: -1 }];
+  else if (mode === 'hybrid' && !userSort) sortClauses = [{ kind: 'text_match', dir: -1 }, { kind: 'seq', dir: -1 }];
+  else sortClauses = defaultSort(schema, mode === 'keyword' ? wildcard : false, userSort);
+  const rerank = rerankers(store, schema, sortClauses);
+  const sorter = new Sorter(sortClauses);
+
   const grouping = groupFields.length > 0;
   const k = grouping ? 0 : offset + limit;
   const top = new TopK(k, sorter);
@@ -213,12 +323,20 @@ export function search(store: Store, collection: string, params: SearchParams, e
     return cutoff;
   };
 
-  const collect = (segIndex: number, ord: number, score: number, info?: DocMatch) => {
+  /** The final collector: facets, groups and the page's top k. */
+  const collect = (segIndex: number, ord: number, score: number, extra: Extra = {}) => {
     const seg = segs[segIndex]!;
     const seq = seg.reader.seqs[ord]!;
     found++;
     if (!facets.empty) facets.add(segIndex, seg, ord);
-    const hit: Hit = { seg: segIndex, ord, seq, score, keys: sorter.keys(segs, segIndex, ord, seq, score), info };
+    const hit: Hit = {
+      seg: segIndex,
+      ord,
+      seq,
+      score,
+      keys: sorter.keys(segs, segIndex, ord, seq, score, { vectorDistance: extra.vectorDistance, rerank }),
+      info: extra,
+    };
     if (!grouping) {
       top.add(hit);
       return;
@@ -242,7 +360,7 @@ export function search(store: Store, collection: string, params: SearchParams, e
   let candidatesUsed: CandidateTable | undefined;
   if (emptyAfterStopwords) {
     // every word was a stopword: nothing to match
-  } else if (wildcard) {
+  } else if (mode === 'keyword' && wildcard) {
     for (let s = 0; s < segs.length && !cutoff; s++) {
       const seg = segs[s]!;
       const a = allow[s];
@@ -253,22 +371,57 @@ export function search(store: Store, collection: string, params: SearchParams, e
         if ((o & 4095) === 4095 && shouldStop()) break;
       }
     }
+  } else if (mode === 'keyword') {
+    candidatesUsed = runRounds(segs, fields, qt, params, schema, allow, exclude, (s, o, score, m) => collect(s, o, score, { match: m }), shouldStop, () => found);
   } else {
-    candidatesUsed = runRounds(segs, fields, qt, params, schema, allow, exclude, collect, shouldStop, () => found);
+    const allowed = filter || qt.excluded.length ? allowedSeqs(segs, allow, exclude) : undefined;
+    const vhits = knn(store, schema.id, vplan!.field, vplan!.query, {
+      k: vplan!.k,
+      ef: vplan!.ef,
+      allowed,
+      flatSearchCutoff: vplan!.vq?.flatSearchCutoff,
+      distanceThreshold: vplan!.vq?.distanceThreshold,
+      excludeSeq: vplan!.excludeSeq,
+    });
+    if (mode === 'vector') {
+      for (const h of vhits) {
+        const at = locate(snap, h.seq);
+        if (at) collect(segs.indexOf(at.seg), at.ord, 0, { vectorDistance: h.distance });
+      }
+    } else {
+      // hybrid: keyword ranks and vector ranks fused (reference: 0.7/keyword_rank + 0.3/vector_rank)
+      const kwTop = new TopK(Math.max(vplan!.k, offset + limit, 100), new Sorter([{ kind: 'text_match', dir: -1 }, { kind: 'seq', dir: -1 }]));
+      candidatesUsed = runRounds(
+        segs,
+        fields,
+        qt,
+        params,
+        schema,
+        allow,
+        exclude,
+        (s, o, score, m) => {
+          const seq = segs[s]!.reader.seqs[o]!;
+          kwTop.add({ seg: s, ord: o, seq, score, keys: [score, seq], info: m });
+        },
+        shouldStop,
+        () => kwTop.size,
+      );
+      fuse(store, schema, snap, vplan!, kwTop.sorted(), vhits, (s, o, score, extra) => collect(s, o, score, extra));
+    }
   }
 
   // the page
   let hits: SearchHit[] | undefined;
   let grouped: SearchResponse['grouped_hits'];
   const hfields = highlightFields(schema, params, fields, candidatesUsed, qt);
-  const hydrate = (h: Hit): SearchHit => hitOf(store, snap, h, params, hfields, wildcard, ext);
+  const hydrate = (h: Hit): SearchHit => hitOf(store, snap, h, params, hfields, !textual, ext);
   if (grouping) {
     const all = [...groups.values()].sort((a, b) => sorter.compare(a.best!, b.best!));
     grouped = all.slice(offset, offset + limit).map((g) => ({ group_key: g.key, hits: g.top.sorted().map(hydrate), found: g.found }));
   } else {
     hits = top.sorted().slice(offset, offset + limit).map(hydrate);
   }
-  const res: SearchResponse = {
+  return {
     facet_counts: facets.results(segs, params.max_facet_values, params.highlight_start_tag, params.highlight_end_tag),
     found: grouping ? groups.size : found,
     ...(grouping ? { found_docs: found } : {}),
@@ -279,7 +432,75 @@ export function search(store: Store, collection: string, params: SearchParams, e
     search_cutoff: cutoff,
     search_time_ms: Math.round(performance.now() - t0),
   };
-  return res;
+}
+
+/** Live documents passing filter_by (and not excluded), as a seq set for the vector side. */
+function allowedSeqs(segs: LiveSegment[], allow: (Uint8Array | null)[], exclude: (Uint8Array | null)[]) {
+  const set = new Set<number>();
+  segs.forEach((seg, s) => {
+    const a = allow[s];
+    const ex = exclude[s];
+    for (let o = 0; o < seg.reader.n; o++) {
+      if ((a && !a[o]) || (ex && ex[o]) || isDeleted(seg.deleted, o)) continue;
+      set.add(seg.reader.seqs[o]!);
+    }
+  });
+  return { has: (seq: number) => set.has(seq), list: () => [...set], count: set.size };
+}
+
+/** Reciprocal-rank fusion of keyword and vector results; calls `collect` once per document of the union. */
+function fuse(
+  store: Store,
+  schema: Schema,
+  snap: IndexSnapshot,
+  plan: VectorPlan,
+  kw: Hit[],
+  vec: VectorHit[],
+  collect: (segIndex: number, ord: number, score: number, extra: Extra) => void,
+): void {
+  const alpha = plan.alpha;
+  const bySeq = new Map<number, { k?: number; v?: number; dist?: number; match?: DocMatch }>();
+  kw.forEach((h, i) => bySeq.set(h.seq, { k: i + 1, match: h.info as DocMatch }));
+  vec.forEach((h, i) => {
+    const e = bySeq.get(h.seq) ?? {};
+    e.v = i + 1;
+    e.dist = h.distance;
+    bySeq.set(h.seq, e);
+  });
+  const space = plan.field.vec_dist === 'ip' ? 'ip' : 'cosine';
+  const qn = norm(plan.query);
+  const threshold = plan.vq?.distanceThreshold;
+  for (const [seq, e] of bySeq) {
+    const at = locate(snap, seq);
+    if (!at) continue;
+    const score = (e.k ? (1 - alpha) / e.k : 0) + (e.v ? alpha / e.v : 0);
+    let dist = e.dist;
+    if (dist === undefined) {
+      const v = getVector(store, schema.id, plan.field.id, seq);
+      if (v) dist = vecDistance(space, plan.query, qn, v);
+    }
+    if (threshold !== undefined && dist !== undefined && dist > threshold) continue;
+    collect(snap.segments.indexOf(at.seg), at.ord, score, { vectorDistance: dist, fusion: score, match: e.match });
+  }
+}
+
+/** Distances for `_vector_query(field:([...])):asc` sort clauses (re-ranking). */
+function rerankers(store: Store, schema: Schema, clauses: SortClause[]): ((clause: number, seq: number) => number) | undefined {
+  const plans = clauses.map((c) => {
+    if (c.kind !== 'vector_query') return undefined;
+    const vq = parseVectorQuery(c.expr);
+    const field = vectorField(schema, vq.field);
+    if (vq.vector.length === 0) bad('sort_by: `_vector_query(...)` needs a vector');
+    if (field.num_dim !== undefined && vq.vector.length !== field.num_dim) bad(`sort_by: field \`${field.name}\` has ${field.num_dim} dimensions but the vector has ${vq.vector.length}`);
+    const q = Float32Array.from(vq.vector);
+    return { field, q, qn: norm(q), space: (field.vec_dist === 'ip' ? 'ip' : 'cosine') as 'ip' | 'cosine' };
+  });
+  if (!plans.some(Boolean)) return undefined;
+  return (clause, seq) => {
+    const p = plans[clause]!;
+    const v = getVector(store, schema.id, p.field.id, seq);
+    return v ? vecDistance(p.space, p.q, p.qn, v) : Infinity;
+  };
 }
 
 function groupValue(seg: LiveSegment, f: Field, ord: number): unknown {
@@ -426,7 +647,10 @@ function hitOf(
     highlight,
     highlights,
   };
-  const m = h.info as DocMatch | undefined;
+  const extra = (h.info ?? {}) as Extra;
+  const m = extra.match;
+  if (extra.vectorDistance !== undefined) out.vector_distance = extra.vectorDistance;
+  if (extra.fusion !== undefined) out.hybrid_search_info = { rank_fusion_score: extra.fusion };
   if (m) {
     out.text_match = m.score;
     out.text_match_info = {
@@ -438,8 +662,6 @@ function hitOf(
       tokens_matched: m.tokensMatched,
       typo_prefix_score: m.typoCost,
     };
-  } else if (!wildcard) {
-    out.text_match = h.score;
   }
   return out;
 }
