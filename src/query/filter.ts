@@ -114,6 +114,7 @@ export function parseFilter(src: string): FilterNode {
     if (!field) err(start, 'expected a field name before `:`');
     i++;
     ws();
+    const opStart = i;
     let op: FilterOp = 'match';
     let negated = false;
     if (peek('!=')) {
@@ -185,7 +186,7 @@ export function parseFilter(src: string): FilterNode {
     }
     const valStart = i;
     const v = readValue(false);
-    if (v === '') err(valStart, `expected a value after \`${field}:\``);
+    if (v === '') err(valStart, `expected a value after \`${field}:${src.slice(opStart, valStart).trim()}\``);
     if (v === '*' && op === 'match' && !negated) return { kind: 'cond', field, op: 'exists', values: [], list: false, negated: false, pos: start };
     if (negated && op === 'ne') op = 'eq';
     else if (negated && op === 'match') op = 'eq';

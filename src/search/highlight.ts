@@ -72,10 +72,10 @@ function highlightText(text: string, f: HighlightField, o: HighlightOptions): On
         }
       }
     }
-    // centre the first match of the window when it sits at an edge
+    // start `affix` tokens before the window's first match
     const firstHit = hits.indexOf(true, bestStart);
-    let from = Math.max(0, Math.min(bestStart, firstHit - o.affix));
-    let to = Math.min(spans.length - 1, from + win - 1);
+    let from = Math.max(0, firstHit - o.affix);
+    const to = Math.min(spans.length - 1, from + win - 1);
     if (to - from + 1 < win) from = Math.max(0, to - win + 1);
     snippet = mark(text, spans, hits, from, to, o);
     if (from > 0) snippet = snippet.trimStart();

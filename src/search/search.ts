@@ -581,8 +581,12 @@ function runRounds(
     seen[m.seg]![m.ord] = 1;
     collect(m.seg, m.ord, m.score, m);
   };
-  for (let drop = 0; drop < T; drop++) {
-    const active = Array.from({ length: T - drop }, (_, i) => i);
+  // tokens are dropped right to left; words of a quoted phrase are never dropped
+  const droppable = qt.tokens.map((_, t) => t).filter((t) => !inPhrase.has(t));
+  for (let drop = 0; drop <= droppable.length && drop < T; drop++) {
+    const gone = new Set(droppable.slice(droppable.length - drop));
+    const active = qt.tokens.map((_, t) => t).filter((t) => !gone.has(t));
+    if (active.length === 0) break;
     for (let level = 0; level <= maxLevel; level++) {
       // prefix applies to the query's last token only, so not after it has been dropped
       const candidates = candidatesAt(level, T - 1);

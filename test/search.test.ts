@@ -1,0 +1,360 @@
+import { describe, expect, it } from 'vitest';
+import { BOOKS_SCHEMA, cli, dataDirPath, openEngine, rng } from './helpers.js';
+import type { Engine } from '../src/engine.js';
+import { enumerateTerms, editDistance } from '../src/search/expand.js';
+import { StringTable } from '../src/index/codec.js';
+
+async function coll(docs: Record<string, unknown>[], fields: unknown[] = [{ name: 'title', type: 'string' }, { name: 'body', type: 'string', optional: true }], extra: Record<string, unknown> = {}): Promise<Engine> {
+  const e = openEngine();
+  await e.createCollection({ name: 'c', fields, ...extra });
+  await e.import('c', [Buffer.from(docs.map((d) => JSON.stringify(d)).join('\n'))], {}, () => {});
+  return e;
+}
+const ids = (r: { hits?: { document: Record<string, unknown> }[] }) => r.hits!.map((h) => h.document.id);
+
+describe('ranking', () => {
+  it('exact beats one typo beats two typos', async () => {
+    const e = await coll([
+      { id: 'two', title: 'quarentina' },
+      { id: 'one', title: 'quarantina' },
+      { id: 'exact', title: 'quarantine' },
+    ]);
+    expect(ids(await e.search('c', { q: 'quarantine', query_by: 'title', typo_tokens_threshold: 10 }))).toEqual(['exact', 'one', 'two']);
+    await e.close();
+  });
+
+  it('more matched tokens beat fewer (when tokens are dropped)', async () => {
+    const e = await coll([
+      { id: 'one', title: 'apple pie' },
+      { id: 'two', title: 'apple banana pie' },
+    ]);
+    const r = await e.search('c', { q: 'apple banana cherry', query_by: 'title', drop_tokens_threshold: 5 });
+    expect(ids(r)).toEqual(['two', 'one']);
+    expect(r.hits![0]!.text_match_info).toMatchObject({ tokens_matched: 2, num_tokens_dropped: 1 });
+    await e.close();
+  });
+
+  it('an earlier query_by field beats a later one', async () => {
+    const e = await coll([
+      { id: 'in-body', title: 'something else', body: 'kayak' },
+      { id: 'in-title', title: 'kayak', body: 'something else' },
+    ]);
+    expect(ids(await e.search('c', { q: 'kayak', query_by: 'title,body' }))).toEqual(['in-title', 'in-body']);
+    expect(ids(await e.search('c', { q: 'kayak', query_by: 'body,title' }))).toEqual(['in-body', 'in-title']);
+    expect(ids(await e.search('c', { q: 'kayak', query_by: 'title,body', query_by_weights: '1,5' }))).toEqual(['in-body', 'in-title']);
+    await e.close();
+  });
+
+  it('closer tokens rank above distant ones', async () => {
+    const e = await coll([
+      { id: 'far', title: 'quick one two three four five fox' },
+      { id: 'near', title: 'the quick fox jumps' },
+    ]);
+    expect(ids(await e.search('c', { q: 'quick fox', query_by: 'title' }))).toEqual(['near', 'far']);
+    await e.close();
+  });
+
+  it('an exact field match ranks first among equals', async () => {
+    const e = await coll([
+      { id: 'longer', title: 'red shoe store' },
+      { id: 'exact', title: 'red shoe' },
+    ]);
+    expect(ids(await e.search('c', { q: 'red shoe', query_by: 'title', prefix: false }))).toEqual(['exact', 'longer']);
+    await e.close();
+  });
+
+  it('a phrase only matches adjacent tokens, in order, without typos', async () => {
+    const e = await coll([
+      { id: 'adjacent', title: 'new york city' },
+      { id: 'apart', title: 'new shoes in york' },
+      { id: 'reversed', title: 'york new' },
+    ]);
+    expect(ids(await e.search('c', { q: '"new york"', query_by: 'title' }))).toEqual(['adjacent']);
+    expect((await e.search('c', { q: '"new yrok"', query_by: 'title' })).found).toBe(0);
+    await e.close();
+  });
+
+  it('excludes documents with -word and -"phrase"', async () => {
+    const e = await coll([
+      { id: 'a', title: 'apple pie' },
+      { id: 'b', title: 'apple tart' },
+      { id: 'c', title: 'apple crumble pie' },
+    ]);
+    expect(ids(await e.search('c', { q: 'apple -pie', query_by: 'title' }))).toEqual(['b']);
+    expect(ids(await e.search('c', { q: 'apple -"crumble pie"', query_by: 'title' })).sort()).toEqual(['a', 'b']);
+    await e.close();
+  });
+
+  it('matches the last token as a prefix unless prefix is off', async () => {
+    const e = await coll([{ id: 'a', title: 'television' }]);
+    expect((await e.search('c', { q: 'televi', query_by: 'title' })).found).toBe(1);
+    expect((await e.search('c', { q: 'televi', query_by: 'title', prefix: 'false' })).found).toBe(0);
+    await e.close();
+  });
+
+  it('searches string[] and nested fields', async () => {
+    const e = openEngine();
+    await e.createCollection({ name: 'n', enable_nested_fields: true, fields: [{ name: 'tags', type: 'string[]' }, { name: 'meta', type: 'object' }] });
+    await e.writeDocument('n', { id: '1', tags: ['alpha', 'beta gamma'], meta: { author: { name: 'Ursula Le Guin' } } });
+    expect((await e.search('n', { q: 'gamma', query_by: 'tags' })).found).toBe(1);
+    expect((await e.search('n', { q: 'guin', query_by: 'meta.author.name' })).found).toBe(1);
+    // a phrase does not span two array elements
+    expect((await e.search('n', { q: '"alpha beta"', query_by: 'tags' })).found).toBe(0);
+    await e.close();
+  });
+});
+
+describe('typo tolerance', () => {
+  it('allows no typo under min_len_1typo, one from 4 characters, two from 7', async () => {
+    const e = await coll([
+      { id: 'cat', title: 'cat' },
+      { id: 'book', title: 'book' },
+      { id: 'library', title: 'library' },
+    ]);
+    const found = async (q: string) => (await e.search('c', { q, query_by: 'title', prefix: 'false' })).found;
+    expect(await found('cot')).toBe(0);
+    expect(await found('bokk')).toBe(1);
+    expect(await found('bkko')).toBe(0);
+    expect(await found('librery')).toBe(1);
+    expect(await found('lybrery')).toBe(1);
+    expect(await found('lybreri')).toBe(0);
+    expect(await e.search('c', { q: 'bokk', query_by: 'title', prefix: 'false', min_len_1typo: 5 }).then((r) => r.found)).toBe(0);
+    expect(await e.search('c', { q: 'librery', query_by: 'title', num_typos: 0, prefix: 'false' }).then((r) => r.found)).toBe(0);
+    await e.close();
+  });
+
+  it('counts a transposition and a first-letter change as one typo each', async () => {
+    const e = await coll([{ id: 'a', title: 'garden' }]);
+    expect((await e.search('c', { q: 'gadren', query_by: 'title', prefix: 'false' })).found).toBe(1);
+    expect((await e.search('c', { q: 'warden', query_by: 'title', prefix: 'false' })).found).toBe(1);
+    await e.close();
+  });
+
+  it('stops at exact matches when typo_tokens_threshold is met', async () => {
+    const e = await coll([
+      { id: 'exact', title: 'piano' },
+      { id: 'typo', title: 'pianos' },
+      { id: 'typo2', title: 'plano' },
+    ]);
+    expect(ids(await e.search('c', { q: 'piano', query_by: 'title', prefix: 'false' }))).toEqual(['exact']);
+    expect((await e.search('c', { q: 'piano', query_by: 'title', prefix: 'false', typo_tokens_threshold: 3 })).found).toBe(3);
+    await e.close();
+  });
+
+  it('the trie walk finds exactly the terms within the edit distance', () => {
+    const r = rng(5);
+    const letters = 'abcde';
+    const words = [...new Set(Array.from({ length: 400 }, () => Array.from({ length: 2 + Math.floor(r() * 6) }, () => letters[Math.floor(r() * 5)]).join('')))].sort();
+    const table = StringTable.build(words);
+    for (let trial = 0; trial < 60; trial++) {
+      const q = Array.from({ length: 2 + Math.floor(r() * 5) }, () => letters[Math.floor(r() * 5)]).join('');
+      for (const max of [1, 2]) {
+        const got = new Map<string, number>();
+        enumerateTerms(table, q, max, false, (i, c) => got.set(words[i]!, c));
+        const want = new Map(words.map((w) => [w, editDistance(q, w)] as [string, number]).filter(([, d]) => d <= max));
+        expect(got).toEqual(want);
+        const gotP = new Map<string, number>();
+        enumerateTerms(table, q, max, true, (i, c) => gotP.set(words[i]!, Math.min(c, gotP.get(words[i]!) ?? 99)));
+        const wantP = new Map(
+          words
+            .map((w) => [w, Math.min(...Array.from({ length: w.length + 1 }, (_, k) => editDistance(q, w.slice(0, k))))] as [string, number])
+            .filter(([, d]) => d <= max),
+        );
+        expect(gotP).toEqual(wantP);
+      }
+    }
+  });
+});
+
+describe('sorting, facets, grouping and paging', () => {
+  async function books(): Promise<Engine> {
+    const e = openEngine();
+    await e.createCollection(BOOKS_SCHEMA);
+    const r = rng(9);
+    const authors = ['Austen', 'Borges', 'Calvino', 'Dickens'];
+    const lines = Array.from({ length: 120 }, (_, i) =>
+      JSON.stringify({ id: `b${i}`, title: `book ${i % 2 ? 'of sand' : 'of cities'}`, author: authors[i % 4], tags: [`t${i % 3}`, `t${(i + 1) % 3}`], year: 1800 + Math.floor(r() * 200), rating: Math.round(r() * 50) / 10, in_print: i % 5 !== 0 }),
+    );
+    await e.import('books', [Buffer.from(lines.join('\n'))], { batchSize: 17 }, () => {});
+    return e;
+  }
+
+  it('sorts by up to three clauses and by the default sorting field', async () => {
+    const e = await books();
+    const all = [...e.exportDocuments('books')] as Record<string, number | string>[];
+    const r = await e.search('books', { q: '*', sort_by: 'author:asc,rating:desc', per_page: 250 }).catch((x) => x);
+    expect(String(r.message)).toMatch(/field `author` is not sortable/);
+    const s = await e.search('books', { q: '*', sort_by: 'rating:desc,year:asc', per_page: 250 });
+    const want = [...all].sort((a, b) => (b.rating as number) - (a.rating as number) || (a.year as number) - (b.year as number) || Number(String(b.id).slice(1)) - Number(String(a.id).slice(1)));
+    expect(ids(s)).toEqual(want.map((d) => d.id));
+    const d = await e.search('books', { q: '*', per_page: 5 });
+    const years = d.hits!.map((h) => h.document.year as number);
+    expect(years).toEqual([...all].map((x) => x.year as number).sort((a, b) => b - a).slice(0, 5));
+    await expect(e.search('books', { q: '*', sort_by: 'a:asc,b:asc,c:asc,d:asc' })).rejects.toThrow(/at most 3 clauses/);
+    await e.close();
+  });
+
+  it('counts facets like a direct tally, with stats and facet_query', async () => {
+    const e = await books();
+    const all = [...e.exportDocuments('books')] as Array<{ author: string; tags: string[]; year: number; title: string }>;
+    const r = await e.search('books', { q: 'sand', query_by: 'title', facet_by: 'author,tags,year', max_facet_values: 100, per_page: 0 });
+    const matched = all.filter((d) => d.title.includes('sand'));
+    const tally = (vals: string[]) => vals.reduce((m, v) => m.set(v, (m.get(v) ?? 0) + 1), new Map<string, number>());
+    const authorCounts = Object.fromEntries(r.facet_counts[0]!.counts.map((c) => [c.value, c.count]));
+    expect(authorCounts).toEqual(Object.fromEntries(tally(matched.map((d) => d.author))));
+    const tagCounts = Object.fromEntries(r.facet_counts[1]!.counts.map((c) => [c.value, c.count]));
+    expect(tagCounts).toEqual(Object.fromEntries(tally(matched.flatMap((d) => d.tags))));
+    const ys = matched.map((d) => d.year);
+    expect(r.facet_counts[2]!.stats).toMatchObject({ min: Math.min(...ys), max: Math.max(...ys), sum: ys.reduce((a, b) => a + b, 0) });
+    expect(r.facet_counts[2]!.stats.avg).toBeCloseTo(ys.reduce((a, b) => a + b, 0) / ys.length);
+    const fq = await e.search('books', { q: '*', facet_by: 'author', facet_query: 'author:bor' });
+    expect(fq.facet_counts[0]!.counts).toEqual([{ count: 30, value: 'Borges', highlighted: '<mark>Bor</mark>ges' }]);
+    await expect(e.search('books', { q: '*', facet_by: 'title' })).rejects.toThrow(/`title` is not a facet field/);
+    await e.close();
+  });
+
+  it('facet counts and hits never go stale after deletes and updates', async () => {
+    const e = await books();
+    await e.deleteByFilter('books', 'author:=Austen');
+    await e.updateByFilter('books', 'author:=Borges', { author: 'Austen' });
+    const r = await e.search('books', { q: 'book', query_by: 'title', facet_by: 'author', per_page: 0 });
+    expect(Object.fromEntries(r.facet_counts[0]!.counts.map((c) => [c.value, c.count]))).toEqual({ Austen: 30, Calvino: 30, Dickens: 30 });
+    expect(r.found).toBe(90);
+    await e.optimize('books');
+    const r2 = await e.search('books', { q: 'book', query_by: 'title', facet_by: 'author', per_page: 0 });
+    expect(r2.facet_counts).toEqual(r.facet_counts);
+    await e.close();
+  });
+
+  it('groups hits by a facet field', async () => {
+    const e = await books();
+    const r = await e.search('books', { q: 'book', query_by: 'title', group_by: 'author', group_limit: 2, per_page: 3 });
+    expect(r.found).toBe(4);
+    expect(r.found_docs).toBe(120);
+    expect(r.grouped_hits).toHaveLength(3);
+    for (const g of r.grouped_hits!) {
+      expect(g.hits).toHaveLength(2);
+      expect(g.found).toBe(30);
+      for (const h of g.hits) expect(h.document.author).toBe(g.group_key[0]);
+    }
+    await e.close();
+  });
+
+  it('pages with page/per_page and offset/limit, and projects fields', async () => {
+    const e = await books();
+    const p2 = await e.search('books', { q: '*', per_page: 7, page: 2, sort_by: 'year:asc' });
+    const ol = await e.search('books', { q: '*', offset: 7, limit: 7, sort_by: 'year:asc' });
+    expect(ids(p2)).toEqual(ids(ol));
+    const inc = await e.search('books', { q: '*', per_page: 1, include_fields: 'title,year' });
+    expect(Object.keys(inc.hits![0]!.document).sort()).toEqual(['title', 'year']);
+    const exc = await e.search('books', { q: '*', per_page: 1, exclude_fields: 'tags,rating' });
+    expect(exc.hits![0]!.document).not.toHaveProperty('tags');
+    await expect(e.search('books', { q: '*', per_page: 251 })).rejects.toThrow(/per_page.*between 0 and 250/);
+    await e.close();
+  });
+});
+
+describe('highlights', () => {
+  it('marks matched tokens in highlight and highlights, with snippets of long fields', async () => {
+    const long = Array.from({ length: 60 }, (_, i) => (i === 40 ? 'Zebra' : `word${i}`)).join(' ');
+    const e = await coll([{ id: 'a', title: 'The Zebra crossing', body: long }]);
+    const r = await e.search('c', { q: 'zebra', query_by: 'title,body', highlight_full_fields: 'title' });
+    const h = r.hits![0]!;
+    expect(h.highlight.title).toEqual({ matched_tokens: ['Zebra'], snippet: 'The <mark>Zebra</mark> crossing', value: 'The <mark>Zebra</mark> crossing' });
+    expect((h.highlight.body as { snippet: string }).snippet).toBe('word36 word37 word38 word39 <mark>Zebra</mark> word41 word42 word43 word44');
+    expect(h.highlights.map((x) => x.field)).toEqual(['title', 'body']);
+    const t = await e.search('c', { q: 'zebr', query_by: 'title', highlight_start_tag: '[', highlight_end_tag: ']', highlight_affix_num_tokens: 1 });
+    expect((t.hits![0]!.highlight.title as { snippet: string }).snippet).toBe('The [Zebra] crossing');
+    await e.close();
+  });
+
+  it('highlights array elements and typo matches', async () => {
+    const e = await coll([{ id: 'a', tags: ['running shoes', 'red'] }], [{ name: 'tags', type: 'string[]' }]);
+    const r = await e.search('c', { q: 'runing', query_by: 'tags' });
+    expect(r.hits![0]!.highlight.tags).toEqual([
+      { matched_tokens: ['running'], snippet: '<mark>running</mark> shoes' },
+      { matched_tokens: [], snippet: 'red' },
+    ]);
+    expect(r.hits![0]!.highlights[0]).toMatchObject({ field: 'tags', indices: [0], matched_tokens: [['running']] });
+    await e.close();
+  });
+});
+
+describe('stopwords', () => {
+  it('removes a set\'s words from queries only', async () => {
+    const e = await coll([{ id: 'a', title: 'the lord of the rings' }, { id: 'b', title: 'rings of power' }]);
+    const set = await e.putStopwords('common', { stopwords: ['The', 'of the'], locale: 'en' });
+    expect(set).toEqual({ id: 'common', stopwords: ['the', 'of'], locale: 'en' });
+    expect((await e.search('c', { q: 'the rings', query_by: 'title', drop_tokens_threshold: 0 })).found).toBe(1);
+    expect((await e.search('c', { q: 'the rings', query_by: 'title', drop_tokens_threshold: 0, stopwords: 'common' })).found).toBe(2);
+    await expect(e.search('c', { q: 'x', query_by: 'title', stopwords: 'nope' })).rejects.toThrow(/stopword set `nope` not found/);
+    expect(e.listStopwords().map((s) => s.id)).toEqual(['common']);
+    await e.deleteStopwords('common');
+    expect(e.listStopwords()).toEqual([]);
+    await e.close();
+  });
+
+  it('CLI: put from --words and --file, list, get, delete', async () => {
+    const dir = dataDirPath();
+    const p = await cli(['stopwords', 'put', 'en', '--words', 'a,an,The', '-d', dir]);
+    expect(JSON.parse(p.stdout)).toEqual({ id: 'en', stopwords: ['a', 'an', 'the'] });
+    const l = await cli(['stopwords', 'list', '-d', dir]);
+    expect(l.stdout).toMatch(/^en\s+3 words/);
+    const g = await cli(['stopwords', 'get', 'en', '-d', dir]);
+    expect(JSON.parse(g.stdout).stopwords).toEqual(['a', 'an', 'the']);
+    const bad = await cli(['stopwords', 'put', 'x', '-d', dir]);
+    expect(bad.code).toBe(2);
+    const d = await cli(['stopwords', 'delete', 'en', '-d', dir]);
+    expect(JSON.parse(d.stdout)).toEqual({ id: 'en' });
+  });
+});
+
+describe('text in many scripts', () => {
+  it('finds accented and CJK text', async () => {
+    const e = await coll([
+      { id: 'fr', title: 'Crème brûlée' },
+      { id: 'ja', title: '東京タワーの写真' },
+      { id: 'zh', title: '我喜欢北京烤鸭' },
+    ]);
+    expect(ids(await e.search('c', { q: 'creme brulee', query_by: 'title' }))).toEqual(['fr']);
+    expect(ids(await e.search('c', { q: 'CRÈME', query_by: 'title' }))).toEqual(['fr']);
+    expect(ids(await e.search('c', { q: '東京', query_by: 'title' }))).toEqual(['ja']);
+    expect(ids(await e.search('c', { q: '北京', query_by: 'title' }))).toEqual(['zh']);
+    await e.close();
+  });
+});
+
+describe('fathom search', () => {
+  it('prints hits for people, JSON for programs, JSON Lines for pipelines, and rejects bad parameters with exit 2', async () => {
+    const dir = dataDirPath();
+    const e = openEngine(dir);
+    await e.createCollection(BOOKS_SCHEMA);
+    await e.writeDocument('books', { id: '1', title: 'The Book of Sand', author: 'Borges', year: 1975, tags: ['fiction'] });
+    await e.writeDocument('books', { id: '2', title: 'Invisible Cities', author: 'Calvino', year: 1972 });
+    await e.close();
+    const human = await cli(['search', 'books', '-q', 'sand', '--query-by', 'title', '--facet-by', 'author', '-d', dir]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/^found 1 of 2 in \d+ ms, page 1/);
+    expect(human.stdout).toContain('The Book of Sand');
+    expect(human.stdout).toMatch(/author \(1 values\)\n\s+Borges \(1\)/);
+    const json = await cli(['search', 'books', '-q', 'sand', '--query-by', 'title', '--json', '-d', dir]);
+    const res = JSON.parse(json.stdout);
+    expect(res).toMatchObject({ found: 1, out_of: 2, page: 1, request_params: { collection_name: 'books', q: 'sand', per_page: 10 } });
+    expect(res.hits[0].highlight.title.snippet).toBe('The Book of <mark>Sand</mark>');
+    const jl = await cli(['search', 'books', '--sort-by', 'year:asc', '--jsonl', '-d', dir]);
+    expect(jl.stdout.trim().split('\n').map((l) => JSON.parse(l).id)).toEqual(['2', '1']);
+    const p = await cli(['search', 'books', '-q', 'x', '--query-by', 'title', '--param', 'num_typos=0', '--json', '-d', dir]);
+    expect(p.code).toBe(0);
+    for (const [args, re] of [
+      [['--filter-by', 'year:>'], /filter_by: expected a value after `year:>`/],
+      [['--per-page', 'lots'], /per_page.*whole number/],
+      [['--query-by', 'nope', '-q', 'x'], /no field named `nope`/],
+      [['--sort-by', 'title:up'], /must end in `:asc` or `:desc`/],
+    ] as const) {
+      const r = await cli(['search', 'books', ...args, '-d', dir]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(re);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    }
+  });
+});

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { Tokenizer } from '../src/tokenizer/tokenizer.js';
+
+describe('tokenizer', () => {
+  const t = new Tokenizer();
+
+  it('splits on whitespace, lower-cases and drops punctuation inside words', () => {
+    expect(t.tokens('Hello, World! e-mail C++ U.S.A.')).toEqual(['hello', 'world', 'email', 'c', 'usa']);
+  });
+
+  it('folds Latin diacritics by default', () => {
+    expect(t.tokens('Crème Brûlée à la Straße ŁÓDŹ')).toEqual(['creme', 'brulee', 'a', 'la', 'strasse', 'lodz']);
+  });
+
+  it('keeps diacritics for a non-English locale', () => {
+    expect(new Tokenizer({ locale: 'fr' }).tokens('Crème Brûlée')).toEqual(['crème', 'brûlée']);
+  });
+
+  it('segments scripts written without spaces', () => {
+    const toks = new Tokenizer({ locale: 'ja' }).tokens('東京都に住んでいます');
+    expect(toks.length).toBeGreaterThan(1);
+    expect(toks.join('')).toBe('東京都に住んでいます');
+    expect(t.tokens('我喜欢北京')).toContain('北京');
+  });
+
+  it('splits on token_separators and keeps symbols_to_index', () => {
+    const s = new Tokenizer({ separators: ['-', '.'], symbols: ['+', '#'] });
+    expect(s.tokens('libssl-dev python3.11 C++ C# node.js')).toEqual(['libssl', 'dev', 'python3', '11', 'c++', 'c#', 'node', 'js']);
+  });
+
+  it('stems with stem: true', () => {
+    expect(new Tokenizer({ stem: true }).tokens('running shoes')).toEqual(['run', 'shoe']);
+  });
+
+  it('reports the offsets of each token in the original text', () => {
+    const text = 'Crème  brûlée, again';
+    expect(t.spans(text).map((s) => text.slice(s.start, s.end))).toEqual(['Crème', 'brûlée,', 'again']);
+  });
+
+  it('the fast path and the offset path always agree', () => {
+    const alphabet = fc.constantFrom(...'aZ9 -.,!é東ß\t\nÅ+#_'.split(''));
+    const opts = [new Tokenizer(), new Tokenizer({ separators: ['-'], symbols: ['+'] }), new Tokenizer({ stem: true })];
+    fc.assert(
+      fc.property(fc.array(alphabet, { maxLength: 40 }).map((a) => a.join('')), (s) => {
+        for (const tok of opts) expect(tok.tokens(s)).toEqual(tok.spans(s).map((x) => x.token));
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
