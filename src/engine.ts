@@ -22,7 +22,9 @@ import { exportDocuments, type ExportOptions } from './io/export.js';
 import { Merger } from './index/merger.js';
 import { vectorHooks } from './vector/hooks.js';
 import { forgetGraphs, saveGraphs, vectorIndex } from './vector/hnsw.js';
-import { alterCollection } from './collection/alter.js';
+import { alterCollection, rebuildIndex } from './collection/alter.js';
+import { makeReferenceHooks, referencingCollections } from './join/refs.js';
+import { decorateWithJoins, parseJoinIncludes } from './join/join.js';
 import { deleteAlias, getAlias, listAliases, upsertAlias, type AliasRecord } from './collection/aliases.js';
 import { evictStore, readState } from './index/manifest.js';
 import { project, type Projection } from './io/project.js';
@@ -54,6 +56,7 @@ export class Engine {
     this.store = store;
     this.merges = opts.merges ?? 'worker';
     this.merger = new Merger(store, this.merges === 'worker');
+    this.addHooks(makeReferenceHooks(() => this.hooks));
   }
 
   static open(dir: string, opts: EngineOptions = {}): Engine {
@@ -86,6 +89,10 @@ export class Engine {
       beforeWrite: (...a) => {
         prev.beforeWrite?.(...a);
         h.beforeWrite?.(...a);
+      },
+      afterWrite: (...a) => {
+        prev.afterWrite?.(...a);
+        h.afterWrite?.(...a);
       },
       afterDelete: (...a) => {
         prev.afterDelete?.(...a);
@@ -124,8 +131,19 @@ export class Engine {
   // Aliases
   // -------------------------------------------------------------------------
 
-  upsertAlias(name: string, body: unknown): Promise<AliasRecord> {
-    return upsertAlias(this.store, name, body);
+  /**
+   * Points an alias at a collection. Collections whose references go through the alias
+   * are re-resolved against the new collection (their stored internal ids change).
+   */
+  async upsertAlias(name: string, body: unknown): Promise<AliasRecord> {
+    const before = this.store.aliases.get(name);
+    const rec = await upsertAlias(this.store, name, body);
+    if (before !== undefined && before !== rec.collection_name) {
+      for (const r of referencingCollections(this.store, name)) {
+        await write(this.store, () => rebuildIndex(this.store, getRecord(this.store, r.name), this.hooks));
+      }
+    }
+    return rec;
   }
   getAlias(name: string): AliasRecord {
     return getAlias(this.store, name);
@@ -174,11 +192,12 @@ export class Engine {
   }
 
   getDocument(collection: string, id: string, projection: Projection = {}): Record<string, unknown> {
-    const rec = getRecord(this.store, collection);
-    const seq = this.store.ids.get([rec.id, id]);
-    const doc = seq === undefined ? undefined : (this.store.docs.get([rec.id, seq]) as Record<string, unknown> | undefined);
+    const schema = getSchema(this.store, collection);
+    const seq = this.store.ids.get([schema.id, id]);
+    const doc = seq === undefined ? undefined : (this.store.docs.get([schema.id, seq]) as Record<string, unknown> | undefined);
     if (!doc) throw new FathomError('DOCUMENT_NOT_FOUND', `document \`${id}\` not found in collection \`${collection}\``);
-    return project(doc, projection);
+    const joins = parseJoinIncludes(projection.include, projection.exclude);
+    return decorateWithJoins(this.store, schema, joins, project(doc, projection), seq!);
   }
 
   // -------------------------------------------------------------------------
@@ -210,12 +229,14 @@ export class Engine {
     return summary;
   }
 
-  /** Documents of a collection in seq order; with `filterBy`, only those that match. */
+  /** Documents of a collection in seq order; with `filterBy`, only those that match. Joined fields with `$c(...)`. */
   exportDocuments(collection: string, opts: ExportOptions & { filterBy?: string } = {}): Generator<Record<string, unknown>> {
-    if (opts.filterBy !== undefined && opts.filterBy.trim() !== '') {
-      return exportDocuments(this.store, collection, { ...opts, seqs: filterSeqs(this.store, collection, opts.filterBy) });
-    }
-    return exportDocuments(this.store, collection, opts);
+    const schema = getSchema(this.store, collection);
+    const joins = parseJoinIncludes(opts.include, opts.exclude);
+    const o: ExportOptions = { ...opts };
+    if (joins.length > 0) o.decorate = (doc, seq) => decorateWithJoins(this.store, schema, joins, doc, seq);
+    if (opts.filterBy !== undefined && opts.filterBy.trim() !== '') o.seqs = filterSeqs(this.store, collection, opts.filterBy);
+    return exportDocuments(this.store, collection, o);
   }
 
   // -------------------------------------------------------------------------

@@ -30,6 +30,8 @@ export type OpResult =
 export interface WriteHooks {
   /** A document was written (new or replacing `previous`). May throw to reject it. */
   beforeWrite?(ctx: BatchContext, seq: number, stored: Record<string, unknown>, values: Array<[Field, IndexValue]>, previous: Record<string, unknown> | undefined): void;
+  /** A document was stored (after its id map entry), e.g. to resolve references waiting for it. */
+  afterWrite?(ctx: BatchContext, seq: number, stored: Record<string, unknown>): void;
   /** A document was removed. */
   afterDelete?(ctx: BatchContext, seq: number, doc: Record<string, unknown>): void;
 }
@@ -240,6 +242,7 @@ export function applyBatch(store: Store, name: string, ops: BatchOp[], hooks: Wr
       store.docs.put([collId, seq], prepared.stored);
       store.ids.put([collId, prepared.id], seq);
       builder.add(seq, values);
+      hooks.afterWrite?.(ctx, seq, prepared.stored);
       results.push({ ok: true, id: prepared.id, doc: prepared.stored, seq, existed: existingSeq !== undefined });
     } catch (e) {
       if (!isFathomError(e)) throw e;

@@ -13,6 +13,7 @@ import { addSegment, removeSegment } from '../collection/writer.js';
 import type { CollectionRecord } from '../schema/schema.js';
 import { deletionBits, evictSegments, isDeleted, openSegment, readState, type CollectionState, type SegmentInfo } from './manifest.js';
 import { mergeSegments, planFullMerge, planMerge, type MergeResult } from './merge.js';
+import { isLiveColumn } from '../join/refs.js';
 
 interface ComputedMerge {
   sources: SegmentInfo[];
@@ -30,7 +31,7 @@ function computeMerge(store: Store, record: CollectionRecord, plan: SegmentInfo[
   });
   const result = mergeSegments(
     sources.map((s, i) => ({ reader: openSegment(store, record.id, s.id), deleted: bits[i]! })),
-    (fieldId) => schema.byId.has(fieldId),
+    (fieldId) => isLiveColumn(schema, fieldId),
   );
   return { sources: sources.map((s) => ({ ...s })), bits, result };
 }

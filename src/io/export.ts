@@ -12,6 +12,8 @@ const CHUNK = 1000;
 export interface ExportOptions extends Projection {
   /** Restrict to these seqs (ascending), e.g. the matches of `filter_by`. */
   seqs?: Uint32Array | number[];
+  /** Adds joined fields to each document after projection. */
+  decorate?: (doc: Record<string, unknown>, seq: number) => Record<string, unknown>;
 }
 
 /** Yields documents in chunks; each chunk comes from one read snapshot. */
@@ -21,19 +23,19 @@ export function* exportDocuments(store: Store, collection: string, opts: ExportO
     const seqs = opts.seqs;
     for (let i = 0; i < seqs.length; i++) {
       const doc = store.docs.get([collId, seqs[i]!]) as Record<string, unknown> | undefined;
-      if (doc) yield project(doc, opts);
+      if (doc) yield opts.decorate ? opts.decorate(project(doc, opts), seqs[i]!) : project(doc, opts);
     }
     return;
   }
   let next = 0;
   for (;;) {
-    const chunk: Record<string, unknown>[] = [];
+    const chunk: Array<[number, Record<string, unknown>]> = [];
     let last = -1;
     for (const { key, value } of store.docs.getRange({ start: [collId, next], end: [collId + 1], limit: CHUNK })) {
       last = (key as [number, number])[1];
-      chunk.push(value as Record<string, unknown>);
+      chunk.push([last, value as Record<string, unknown>]);
     }
-    for (const d of chunk) yield project(d, opts);
+    for (const [seq, d] of chunk) yield opts.decorate ? opts.decorate(project(d, opts), seq) : project(d, opts);
     if (chunk.length < CHUNK) return;
     next = last + 1;
   }

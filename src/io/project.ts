@@ -76,7 +76,8 @@ function splitPath(doc: Record<string, unknown>, name: string): string[] {
 /** Applies a projection; returns the document itself when there is nothing to do. */
 export function project(doc: Record<string, unknown>, p: Projection): Record<string, unknown> {
   let out = doc;
-  if (p.include && p.include.length > 0) {
+  // joined-field entries ($collection(...)) alone do not restrict the main document's fields
+  if (p.include && p.include.some((n) => !n.startsWith('$'))) {
     out = {};
     for (const name of p.include) {
       if (name.startsWith('$')) continue; // joined fields are added by the join step

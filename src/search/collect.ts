@@ -30,7 +30,7 @@ export class Sorter {
     ord: number,
     seq: number,
     score: number,
-    extra?: { vectorDistance?: number; rerank?: (clause: number, seq: number) => number },
+    extra?: { vectorDistance?: number; clauseValue?: (clause: number, seq: number) => number | string },
   ): (number | string)[] {
     const seg = segs[segIndex]!;
     return this.clauses.map((c, i) => {
@@ -42,7 +42,8 @@ export class Sorter {
         case 'vector_distance':
           return extra?.vectorDistance ?? Infinity;
         case 'vector_query':
-          return extra?.rerank ? extra.rerank(i, seq) : Infinity;
+        case 'join':
+          return extra?.clauseValue ? extra.clauseValue(i, seq) : NaN;
         case 'field':
           return fieldSortValue(seg, c.field, ord);
         default:

@@ -30,6 +30,7 @@ import { parseVectorQuery, type VectorQuery } from '../vector/vquery.js';
 import { knn, distance as vecDistance, norm, type VectorHit } from '../vector/vsearch.js';
 import { getVector } from '../vector/vecstore.js';
 import { VECTOR_DEFAULTS } from '../defaults.js';
+import { decorateWithJoins, joinResolver, joinSortValue, parseJoinIncludes } from '../join/join.js';
 
 export interface SearchHit {
   document: Record<string, unknown>;
@@ -219,7 +220,7 @@ function loadStopwords(store: Store, name: string | undefined): Set<string> | un
 export function filterSeqs(store: Store, collection: string, filterBy: string, joins?: JoinResolver): number[] {
   const schema = getSchema(store, collection);
   const snap = snapshot(store, schema.id);
-  const filter = compileFilter(parseFilter(filterBy), schema, store, joins);
+  const filter = compileFilter(parseFilter(filterBy), schema, store, joins ?? joinResolver(store, schema));
   const out: number[] = [];
   for (const seg of snap.segments) {
     const allow = evalFilter(filter, seg);
@@ -280,7 +281,9 @@ export function search(store: Store, collection: string, params: SearchParams, e
   const snap = snapshot(store, schema.id);
   const segs = snap.segments;
   const fields = resolveQueryFields(schema, params);
-  const filter = params.filter_by ? compileFilter(parseFilter(params.filter_by), schema, store, ext.joins) : undefined;
+  const filter = params.filter_by ? compileFilter(parseFilter(params.filter_by), schema, store, ext.joins ?? joinResolver(store, schema)) : undefined;
+  const joinIncludes = parseJoinIncludes(params.include_fields, params.exclude_fields);
+  if (joinIncludes.length > 0 && !ext.decorate) ext = { ...ext, decorate: (doc, seq) => decorateWithJoins(store, schema, joinIncludes, doc, seq) };
   const userSort = params.sort_by ? parseSort(params.sort_by, schema) : undefined;
   const facets = new FacetCounter(facetSpecs(schema, params));
   const groupFields = (params.group_by ?? []).map((name) => {
@@ -308,7 +311,7 @@ export function search(store: Store, collection: string, params: SearchParams, e
   if (mode === 'vector' && !userSort) sortClauses = [{ kind: 'vector_distance', dir: 1 }, { kind: 'seq', dir: -1 }];
   else if (mode === 'hybrid' && !userSort) sortClauses = [{ kind: 'text_match', dir: -1 }, { kind: 'seq', dir: -1 }];
   else sortClauses = defaultSort(schema, mode === 'keyword' ? wildcard : false, userSort);
-  const rerank = rerankers(store, schema, sortClauses);
+  const clauseValue = clauseValues(store, schema, sortClauses);
   const sorter = new Sorter(sortClauses);
 
   const grouping = groupFields.length > 0;
@@ -334,7 +337,7 @@ export function search(store: Store, collection: string, params: SearchParams, e
       ord,
       seq,
       score,
-      keys: sorter.keys(segs, segIndex, ord, seq, score, { vectorDistance: extra.vectorDistance, rerank }),
+      keys: sorter.keys(segs, segIndex, ord, seq, score, { vectorDistance: extra.vectorDistance, clauseValue }),
       info: extra,
     };
     if (!grouping) {
@@ -484,8 +487,9 @@ function fuse(
   }
 }
 
-/** Distances for `_vector_query(field:([...])):asc` sort clauses (re-ranking). */
-function rerankers(store: Store, schema: Schema, clauses: SortClause[]): ((clause: number, seq: number) => number) | undefined {
+/** Values of computed sort clauses: `_vector_query(...)` distances (re-ranking) and `$coll(field)` joined values. */
+function clauseValues(store: Store, schema: Schema, clauses: SortClause[]): ((clause: number, seq: number) => number | string) | undefined {
+  const joins = clauses.map((c) => (c.kind === 'join' ? joinSortValue(store, schema, c.collection, c.field) : undefined));
   const plans = clauses.map((c) => {
     if (c.kind !== 'vector_query') return undefined;
     const vq = parseVectorQuery(c.expr);
@@ -495,8 +499,10 @@ function rerankers(store: Store, schema: Schema, clauses: SortClause[]): ((claus
     const q = Float32Array.from(vq.vector);
     return { field, q, qn: norm(q), space: (field.vec_dist === 'ip' ? 'ip' : 'cosine') as 'ip' | 'cosine' };
   });
-  if (!plans.some(Boolean)) return undefined;
+  if (!plans.some(Boolean) && !joins.some(Boolean)) return undefined;
   return (clause, seq) => {
+    const j = joins[clause];
+    if (j) return j(seq);
     const p = plans[clause]!;
     const v = getVector(store, schema.id, p.field.id, seq);
     return v ? vecDistance(p.space, p.q, p.qn, v) : Infinity;
@@ -636,7 +642,7 @@ function hitOf(
   wildcard: boolean,
   ext: SearchExtensions,
 ): SearchHit {
-  let doc = (store.docs.get([snap.collId, h.seq]) as Record<string, unknown> | undefined) ?? {};
+  const doc = (store.docs.get([snap.collId, h.seq]) as Record<string, unknown> | undefined) ?? {};
   const { highlight, highlights } = wildcard
     ? { highlight: {}, highlights: [] }
     : highlightDocument(doc, hfields, {
@@ -645,9 +651,10 @@ function hitOf(
         affix: params.highlight_affix_num_tokens,
         snippetThreshold: params.snippet_threshold,
       });
-  if (ext.decorate) doc = ext.decorate(doc, h.seq);
+  let projected = project(doc, { include: params.include_fields, exclude: params.exclude_fields });
+  if (ext.decorate) projected = ext.decorate(projected, h.seq);
   const out: SearchHit = {
-    document: project(doc, { include: params.include_fields, exclude: params.exclude_fields }),
+    document: projected,
     highlight,
     highlights,
   };

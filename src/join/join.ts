@@ -1,0 +1,208 @@
+/**
+ * Join filters, joined fields in results, and sorting by a joined field.
+ *
+ *   orders --customer_id--> customers        orders --product_id--> products
+ *
+ *   search orders   filter_by=$customers(country:=NZ)        forward: order.ref ∈ matched customers
+ *   search customers filter_by=$orders(total:>100)           reverse: customer.seq ∈ refs of matched orders
+ *   search customers filter_by=$orders($products(price:>5))  nested: each level resolves its own relation
+ *
+ * `include_fields: $products(name, price, strategy: merge) as item` attaches the related
+ * documents' fields to each hit: under the collection name (or alias) as an object
+ * (`nest`, or an array when several relate), always an array (`nest_array`), or merged
+ * into the document (`merge`).
+ */
+import { FathomError } from '../errors.js';
+import type { Store } from '../storage/store.js';
+import type { Field, Schema } from '../schema/schema.js';
+import { getSchema, resolveName } from '../collection/catalog.js';
+import { isDeleted, snapshot, type LiveSegment } from '../index/manifest.js';
+import { compileFilter, evalFilter, type JoinResolver } from '../query/filter-eval.js';
+import type { FilterNode } from '../query/filter.js';
+import { project } from '../io/project.js';
+import { parseReference, refColumnId, referrers } from './refs.js';
+import { fieldSortValue } from '../search/collect.js';
+import { locate } from '../index/manifest.js';
+
+function bad(msg: string): never {
+  throw new FathomError('BAD_FILTER', msg);
+}
+
+type Relation =
+  | { kind: 'forward'; field: Field } // outer.field references inner
+  | { kind: 'reverse'; field: Field }; // inner.field references outer
+
+/** How `outer` and `inner` are linked. */
+export function relation(store: Store, outer: Schema, inner: Schema): Relation {
+  for (const f of outer.fields) {
+    if (f.reference && resolveName(store, parseReference(f.reference).collection) === inner.name) return { kind: 'forward', field: f };
+  }
+  for (const f of inner.fields) {
+    if (f.reference && resolveName(store, parseReference(f.reference).collection) === outer.name) return { kind: 'reverse', field: f };
+  }
+  bad(`no reference links collection \`${outer.name}\` and \`${inner.name}\``);
+}
+
+/** Live seqs of `schema`'s collection matching a filter AST (with nested joins). */
+function matchingSeqs(store: Store, schema: Schema, node: FilterNode): { seqs: Set<number>; segs: LiveSegment[]; allow: Uint8Array[] } {
+  const filter = compileFilter(node, schema, store, joinResolver(store, schema));
+  const snap = snapshot(store, schema.id);
+  const seqs = new Set<number>();
+  const allow: Uint8Array[] = [];
+  for (const seg of snap.segments) {
+    const a = evalFilter(filter, seg);
+    for (let o = 0; o < seg.reader.n; o++) {
+      if (!a[o] || isDeleted(seg.deleted, o)) {
+        a[o] = 0;
+        continue;
+      }
+      seqs.add(seg.reader.seqs[o]!);
+    }
+    allow.push(a);
+  }
+  return { seqs, segs: snap.segments, allow };
+}
+
+/** The JoinResolver for filters on `outer`. */
+export function joinResolver(store: Store, outer: Schema): JoinResolver {
+  return (node) => {
+    let inner: Schema;
+    try {
+      inner = getSchema(store, node.collection);
+    } catch {
+      bad(`filter_by: \`$${node.collection}(...)\` names a collection that does not exist (at position ${node.pos})`);
+    }
+    const rel = relation(store, outer, inner);
+    const matched = matchingSeqs(store, inner, node.inner);
+    if (rel.kind === 'forward') {
+      const col = refColumnId(rel.field);
+      return (seg) => {
+        const out = new Uint8Array(seg.reader.n);
+        const c = seg.reader.numeric(col);
+        if (!c) return out;
+        for (let o = 0; o < seg.reader.n; o++) {
+          for (let k = c.offsets[o]!; k < c.offsets[o + 1]!; k++) {
+            if (matched.seqs.has(c.values[k]!)) {
+              out[o] = 1;
+              break;
+            }
+          }
+        }
+        return out;
+      };
+    }
+    // reverse: the outer documents referenced by matching inner documents
+    const targets = new Set<number>();
+    const col = refColumnId(rel.field);
+    matched.segs.forEach((seg, i) => {
+      const c = seg.reader.numeric(col);
+      if (!c) return;
+      const a = matched.allow[i]!;
+      for (let o = 0; o < seg.reader.n; o++) {
+        if (!a[o]) continue;
+        for (let k = c.offsets[o]!; k < c.offsets[o + 1]!; k++) targets.add(c.values[k]!);
+      }
+    });
+    return (seg) => {
+      const out = new Uint8Array(seg.reader.n);
+      for (let o = 0; o < seg.reader.n; o++) if (targets.has(seg.reader.seqs[o]!)) out[o] = 1;
+      return out;
+    };
+  };
+}
+
+// ---------------------------------------------------------------------------
+// include_fields / exclude_fields with $collection(...)
+// ---------------------------------------------------------------------------
+
+export interface JoinInclude {
+  collection: string;
+  fields: string[];
+  strategy: 'nest' | 'merge' | 'nest_array';
+  alias?: string;
+  exclude: boolean;
+}
+
+const INCLUDE_RE = /^\$([^(\s]+)\s*\((.*)\)\s*(?:as\s+(\S+))?$/s;
+
+export function parseJoinIncludes(include: string[] | undefined, exclude: string[] | undefined): JoinInclude[] {
+  const out: JoinInclude[] = [];
+  const add = (spec: string, ex: boolean) => {
+    const m = INCLUDE_RE.exec(spec.trim());
+    if (!m) throw new FathomError('BAD_PARAMETER', `\`${spec}\` must look like \`$collection(field, ...)\` optionally followed by \`as alias\``);
+    let strategy: JoinInclude['strategy'] = 'nest';
+    const fields: string[] = [];
+    for (const part of m[2]!.split(',').map((s) => s.trim()).filter(Boolean)) {
+      const sm = /^strategy\s*:\s*(\S+)$/.exec(part);
+      if (sm) {
+        if (!['nest', 'merge', 'nest_array'].includes(sm[1]!)) throw new FathomError('BAD_PARAMETER', `join strategy must be nest, merge or nest_array, got \`${sm[1]}\``);
+        strategy = sm[1] as JoinInclude['strategy'];
+      } else fields.push(part);
+    }
+    out.push({ collection: m[1]!, fields, strategy, ...(m[3] ? { alias: m[3] } : {}), exclude: ex });
+  };
+  for (const s of include ?? []) if (s.startsWith('$')) add(s, false);
+  for (const s of exclude ?? []) if (s.startsWith('$')) add(s, true);
+  return out;
+}
+
+/** Seqs of the `inner` documents related to outer document `seq`. */
+function related(store: Store, outer: Schema, inner: Schema, seq: number): number[] {
+  const rel = relation(store, outer, inner);
+  if (rel.kind === 'forward') {
+    const rec = store.aux.get(['ref', outer.id, seq]) as Record<number, number | number[] | null> | undefined;
+    const v = rec?.[rel.field.id];
+    if (v === undefined || v === null) return [];
+    return Array.isArray(v) ? v : [v];
+  }
+  return referrers(store, outer.id, seq)
+    .filter((r) => r.collId === inner.id && r.fieldId === rel.field.id)
+    .map((r) => r.seq);
+}
+
+/** Adds joined documents to `doc` (a hit, a fetched document or an exported one). */
+export function decorateWithJoins(store: Store, outer: Schema, includes: JoinInclude[], doc: Record<string, unknown>, seq: number): Record<string, unknown> {
+  if (includes.length === 0) return doc;
+  const out = { ...doc };
+  const excludes = new Map<string, string[]>();
+  for (const inc of includes) if (inc.exclude) excludes.set(inc.collection, inc.fields);
+  for (const inc of includes) {
+    if (inc.exclude) continue;
+    let inner: Schema;
+    try {
+      inner = getSchema(store, inc.collection);
+    } catch {
+      throw new FathomError('BAD_PARAMETER', `include_fields: \`$${inc.collection}(...)\` names a collection that does not exist`);
+    }
+    const star = inc.fields.length === 0 || inc.fields.includes('*');
+    const docs = related(store, outer, inner, seq)
+      .map((s) => store.docs.get([inner.id, s]) as Record<string, unknown> | undefined)
+      .filter((d): d is Record<string, unknown> => !!d)
+      .map((d) => project(d, { include: star ? undefined : inc.fields, exclude: excludes.get(inc.collection) }));
+    if (inc.strategy === 'merge') {
+      for (const d of docs) for (const [k, v] of Object.entries(d)) if (k !== 'id' || star) out[k] = v;
+      continue;
+    }
+    const key = inc.alias ?? inc.collection;
+    if (inc.strategy === 'nest_array') out[key] = docs;
+    else if (docs.length === 1) out[key] = docs[0];
+    else if (docs.length > 1) out[key] = docs;
+  }
+  return out;
+}
+
+/** Sort values for `$collection(field:dir)`: the related document's value (first related one). */
+export function joinSortValue(store: Store, outer: Schema, collection: string, fieldName: string): (seq: number) => number | string {
+  const inner = getSchema(store, collection);
+  const field = inner.field(fieldName);
+  if (!field) throw new FathomError('BAD_SORT', `sort_by: no field named \`${fieldName}\` in collection \`${inner.name}\``);
+  if (!field.sort) throw new FathomError('BAD_SORT', `sort_by: field \`${fieldName}\` of \`${inner.name}\` is not sortable`);
+  const snap = snapshot(store, inner.id);
+  return (seq) => {
+    const rel = related(store, outer, inner, seq);
+    if (rel.length === 0) return NaN;
+    const at = locate(snap, rel[0]!);
+    if (!at) return NaN;
+    return fieldSortValue(at.seg, field, at.ord);
+  };
+}
