@@ -32,8 +32,35 @@ export class Sorter {
     score: number,
     extra?: { vectorDistance?: number; clauseValue?: (clause: number, seq: number) => number | string },
   ): (number | string)[] {
+    return this.keysInto(new Array(this.clauses.length), segs, segIndex, ord, seq, score, extra);
+  }
+
+  /** Fills `out` with the sort keys of a document (no allocation; hot). */
+  keysInto(
+    out: (number | string)[],
+    segs: LiveSegment[],
+    segIndex: number,
+    ord: number,
+    seq: number,
+    score: number,
+    extra?: { vectorDistance?: number; clauseValue?: (clause: number, seq: number) => number | string },
+  ): (number | string)[] {
     const seg = segs[segIndex]!;
-    return this.clauses.map((c, i) => {
+    const cl = this.clauses;
+    for (let i = 0; i < cl.length; i++) out[i] = this.key(cl[i]!, i, seg, ord, seq, score, extra);
+    return out;
+  }
+
+  private key(
+    c: SortClause,
+    i: number,
+    seg: LiveSegment,
+    ord: number,
+    seq: number,
+    score: number,
+    extra?: { vectorDistance?: number; clauseValue?: (clause: number, seq: number) => number | string },
+  ): number | string {
+    {
       switch (c.kind) {
         case 'text_match':
           return score;
@@ -49,15 +76,19 @@ export class Sorter {
         default:
           return 0;
       }
-    });
+    }
   }
 
   /** Negative when a sorts before b. Missing values (NaN, '') sort last in both directions. */
   compare(a: Hit, b: Hit): number {
+    return this.compareKeys(a.keys, b.keys);
+  }
+
+  compareKeys(ak: (number | string)[], bk: (number | string)[]): number {
     const cl = this.clauses;
     for (let i = 0; i < cl.length; i++) {
-      const x = a.keys[i]!;
-      const y = b.keys[i]!;
+      const x = ak[i]!;
+      const y = bk[i]!;
       if (x === y) continue;
       const xm = x !== x || x === MISSING; // NaN check
       const ym = y !== y || y === MISSING;
@@ -95,7 +126,11 @@ export class TopK {
     private readonly sorter: Sorter,
   ) {}
 
-  /** Cheap pre-check: would a hit with these keys be kept? */
+  /** Would a hit with these sort keys be kept? (checked before allocating the hit) */
+  accepts(keys: (number | string)[]): boolean {
+    return this.k > 0 && (this.heap.length < this.k || this.sorter.compareKeys(keys, this.heap[0]!.keys) < 0);
+  }
+
   add(h: Hit): void {
     if (this.k === 0) return;
     const heap = this.heap;

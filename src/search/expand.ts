@@ -11,23 +11,45 @@
  *                               \-> lo -> ... row minimum 2 > 1          pruned
  *
  * The children of a node are the runs of equal code units at that depth inside the
- * node's [lo, hi) range of the table, found by binary search. With `prefix`, a term
+ * node's [lo, hi) range of the table, found by galloping search. With `prefix`, a term
  * matches when any of its prefixes is within the allowed typos.
  * (Idea after Steve Hanov's "Fast and Easy Levenshtein distance using a Trie".)
+ *
+ * Hot: runs once per query token, field and segment whenever typos are allowed; the walk
+ * is a module-level function over typed arrays so that it stays optimised.
  */
 import type { StringTable } from '../index/codec.js';
 
 export type Emit = (termIndex: number, cost: number) => void;
+export type EmitRange = (lo: number, hi: number, cost: number) => void;
+
+interface Walk {
+  offsets: Uint32Array;
+  chars: Uint16Array;
+  q: Uint16Array;
+  m: number;
+  maxCost: number;
+  prefix: boolean;
+  maxDepth: number;
+  rows: Int32Array[];
+  labels: Int32Array;
+  emit: Emit;
+  emitRange: EmitRange;
+}
 
 /** Emits every term of `table` within `maxCost` edits of `query` (or of a prefix of it, with `prefix`). */
-export function enumerateTerms(table: StringTable, query: string, maxCost: number, prefix: boolean, emit: Emit, emitRange?: (lo: number, hi: number, cost: number) => void): void {
+export function enumerateTerms(table: StringTable, query: string, maxCost: number, prefix: boolean, emit: Emit, emitRange?: EmitRange): void {
   const size = table.size;
   if (size === 0) return;
+  const range: EmitRange =
+    emitRange ??
+    ((lo, hi, cost) => {
+      for (let i = lo; i < hi; i++) emit(i, cost);
+    });
   if (maxCost === 0) {
     if (prefix) {
       const [lo, hi] = table.prefixRange(query);
-      if (emitRange) emitRange(lo, hi, 0);
-      else for (let i = lo; i < hi; i++) emit(i, 0);
+      if (hi > lo) range(lo, hi, 0);
     } else {
       const i = table.find(query);
       if (i >= 0) emit(i, 0);
@@ -37,72 +59,80 @@ export function enumerateTerms(table: StringTable, query: string, maxCost: numbe
   const m = query.length;
   const q = new Uint16Array(m);
   for (let i = 0; i < m; i++) q[i] = query.charCodeAt(i);
-  const maxDepth = prefix ? Infinity : m + maxCost;
+  const maxDepth = prefix ? 1 << 30 : m + maxCost;
+  const depthCap = prefix ? 64 : maxDepth + 1;
   const rows: Int32Array[] = [];
-  const row0 = new Int32Array(m + 1);
-  for (let j = 0; j <= m; j++) row0[j] = j;
-  rows.push(row0);
-  const labels: number[] = [];
+  // cells never computed stay at maxCost + 1 ("too far"): the walk only fills a band
+  for (let d = 0; d <= depthCap + 1; d++) rows.push(new Int32Array(m + 1).fill(maxCost + 1));
+  for (let j = 0; j <= m; j++) rows[0]![j] = j <= maxCost ? j : maxCost + 1;
+  const w: Walk = { offsets: table.offsets, chars: table.chars, q, m, maxCost, prefix, maxDepth: Math.min(maxDepth, depthCap), rows, labels: new Int32Array(depthCap + 2), emit, emitRange: range };
+  visit(w, 0, size, 0, prefix ? m : 1 << 30);
+}
 
-  const rowAt = (d: number) => {
-    let r = rows[d];
-    if (!r) {
-      r = new Int32Array(m + 1);
-      rows[d] = r;
-    }
-    return r;
-  };
+/** End of the run of terms in [i, hi) whose code unit at `depth` equals `ch` (galloping, then binary search). */
+function runEnd(offsets: Uint32Array, chars: Uint16Array, i: number, hi: number, depth: number, ch: number): number {
+  let bound = 1;
+  while (i + bound < hi && chars[offsets[i + bound]! + depth] === ch) bound *= 2;
+  let a = i + (bound >> 1) + 1; // every index before `a` is known to be in the run
+  let b = i + bound < hi ? i + bound : hi; // `b` is known to be past it (or the end)
+  while (a < b) {
+    const mid = (a + b) >>> 1;
+    if (chars[offsets[mid]! + depth] === ch) a = mid + 1;
+    else b = mid;
+  }
+  return a;
+}
 
-  const emitAll = (lo: number, hi: number, cost: number) => {
-    if (emitRange) emitRange(lo, hi, cost);
-    else for (let i = lo; i < hi; i++) emit(i, cost);
-  };
-
-  // best: the smallest row[m] seen on the path (prefix mode).
-  const visit = (lo: number, hi: number, depth: number, best: number) => {
-    const prev = rows[depth]!;
-    let i = lo;
-    if (i < hi && table.length(i) === depth) {
-      const c = prefix ? Math.min(best, prev[m]!) : prev[m]!;
-      if (c <= maxCost) emit(i, c);
-      i++;
+function visit(w: Walk, lo: number, hi: number, depth: number, best: number): void {
+  const { offsets, chars, q, m, maxCost, prefix } = w;
+  const prev = w.rows[depth]!;
+  let i = lo;
+  if (i < hi && offsets[i + 1]! - offsets[i]! === depth) {
+    const c = prefix ? (best < prev[m]! ? best : prev[m]!) : prev[m]!;
+    if (c <= maxCost) w.emit(i, c);
+    i++;
+  }
+  if (depth >= w.maxDepth) return;
+  const cur = w.rows[depth + 1]!;
+  const pprev = depth > 0 ? w.rows[depth - 1]! : null;
+  const pch = depth > 0 ? w.labels[depth - 1]! : -1;
+  // Row d = depth + 1 only needs cells |k - d| <= maxCost; the rest exceed maxCost anyway.
+  const d = depth + 1;
+  const kLo = d - maxCost > 1 ? d - maxCost : 1;
+  const kHi = d + maxCost < m ? d + maxCost : m;
+  const far = maxCost + 1;
+  while (i < hi) {
+    const ch = chars[offsets[i]! + depth]!;
+    const j = runEnd(offsets, chars, i, hi, depth, ch);
+    cur[0] = d <= maxCost ? d : far;
+    if (kLo > 1) cur[kLo - 1] = far;
+    if (kHi < m) cur[kHi + 1] = far;
+    let rowMin = cur[0]!;
+    for (let k = kLo; k <= kHi; k++) {
+      const qk = q[k - 1]!;
+      let v = prev[k - 1]! + (qk === ch ? 0 : 1);
+      const del = prev[k]! + 1;
+      if (del < v) v = del;
+      const ins = cur[k - 1]! + 1;
+      if (ins < v) v = ins;
+      if (pprev !== null && k > 1 && qk === pch && q[k - 2] === ch) {
+        const t = pprev[k - 2]! + 1;
+        if (t < v) v = t;
+      }
+      if (v > far) v = far;
+      cur[k] = v;
+      if (v < rowMin) rowMin = v;
     }
-    if (depth >= maxDepth) return;
-    while (i < hi) {
-      const ch = table.charAt(i, depth);
-      // end of the run of terms with `ch` at this depth
-      let a = i + 1;
-      let b = hi;
-      while (a < b) {
-        const mid = (a + b) >>> 1;
-        if (table.charAt(mid, depth) <= ch) a = mid + 1;
-        else b = mid;
-      }
-      const j = a;
-      const cur = rowAt(depth + 1);
-      cur[0] = depth + 1;
-      let rowMin = cur[0]!;
-      const pch = depth > 0 ? labels[depth - 1]! : -1;
-      const pprev = depth > 0 ? rows[depth - 1]! : null;
-      for (let k = 1; k <= m; k++) {
-        const sub = prev[k - 1]! + (q[k - 1] === ch ? 0 : 1);
-        let v = Math.min(prev[k]! + 1, cur[k - 1]! + 1, sub);
-        if (pprev && k > 1 && q[k - 1] === pch && q[k - 2] === ch) v = Math.min(v, pprev[k - 2]! + 1);
-        cur[k] = v;
-        if (v < rowMin) rowMin = v;
-      }
-      labels[depth] = ch;
-      const nb = prefix ? Math.min(best, cur[m]!) : best;
-      if (rowMin <= maxCost) {
-        if (prefix && nb === 0) emitAll(i, j, 0);
-        else visit(i, j, depth + 1, nb);
-      } else if (prefix && nb <= maxCost) {
-        emitAll(i, j, nb);
-      }
-      i = j;
+    w.labels[depth] = ch;
+    const nb = prefix ? (best < cur[m]! ? best : cur[m]!) : best;
+    if (rowMin <= maxCost) {
+      if (prefix && nb === 0) w.emitRange(i, j, 0);
+      else visit(w, i, j, depth + 1, nb);
+    } else if (prefix && nb <= maxCost) {
+      w.emitRange(i, j, nb);
     }
-  };
-  visit(0, size, 0, prefix ? m : Infinity);
+    i = j;
+  }
 }
 
 /** Typos allowed for a token of this length under the min_len rules. */
@@ -113,7 +143,7 @@ export function allowedTypos(token: string, numTypos: number, minLen1: number, m
   return 0;
 }
 
-/** Plain OSA distance (reference implementation for tests and highlighting). */
+/** Plain OSA distance (reference implementation for tests). */
 export function editDistance(a: string, b: string): number {
   const m = a.length;
   const n = b.length;

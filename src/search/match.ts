@@ -154,22 +154,45 @@ const WEIGHT_SHIFT = 2 ** 20;
 const EXACT_SHIFT = 2 ** 19;
 const FIELDS_SHIFT = 2 ** 13;
 
+/** The text_match_info fields, decoded from the score bits (nothing else is kept per document). */
+export function matchInfo(score: number, totalTokens: number): DocMatch {
+  const tokensMatched = Math.floor(score / TOK_SHIFT) % 64;
+  const typoCost = 255 - (Math.floor(score / TYPO_SHIFT) % 256);
+  const bestFieldWeight = Math.floor(score / WEIGHT_SHIFT) % 256;
+  const fieldsMatched = Math.floor(score / FIELDS_SHIFT) % 64;
+  return {
+    seg: -1,
+    ord: -1,
+    score,
+    tokensMatched,
+    typoCost,
+    bestFieldWeight,
+    bestFieldScore: score - tokensMatched * TOK_SHIFT - (score % FIELDS_SHIFT) - fieldsMatched * FIELDS_SHIFT,
+    fieldsMatched,
+    dropped: totalTokens - tokensMatched,
+  };
+}
+
 /**
- * Matches one segment. Calls `onMatch` for every matching, allowed, live document.
- * Returns false when cut off by `shouldStop`. Hot.
+ * Matches one segment, calling `onMatch(ord, score)` for every matching, allowed, live
+ * document. Returns false when cut off by `shouldStop`.
+ *
+ * Hot: one iteration per candidate document. Nothing is allocated per document; token
+ * positions are decoded only when proximity, phrases or an exact check on an array field
+ * need them (a single-valued field is an exact match when its length equals the query's).
  */
 export function matchSegment(
-  segIndex: number,
   seg: LiveSegment,
   input: MatchInput,
   filters: SegmentFilters,
-  onMatch: (m: DocMatch) => void,
+  onMatch: (ord: number, score: number) => void,
   shouldStop: () => boolean,
 ): boolean {
   const { fields, tokens } = input;
   const T = tokens.length;
   const F = fields.length;
   const texts: (TextIndex | null)[] = fields.map((f) => seg.reader.text(f.field.id));
+  const arrayField = fields.map((f) => f.field.isArray || f.field.type === 'string*');
   // cursors per token
   const perToken: TokenCursor[][] = [];
   for (let t = 0; t < T; t++) {
@@ -191,7 +214,11 @@ export function matchSegment(
   const tokMin = new Int32Array(T);
   const fieldTokenMask = new Int32Array(F);
   const positions: number[][][] = Array.from({ length: T }, () => Array.from({ length: F }, () => [] as number[]));
+  const filled: number[][] = [];
   const scratch: number[] = [];
+  const needAll = T > 1 || input.phrases.length > 0;
+  const exactArrays = input.prioritizeExact && T === input.totalTokens && arrayField.some(Boolean);
+  const full = T === input.totalTokens;
   let target = 0;
   let steps = 0;
   for (;;) {
@@ -199,8 +226,9 @@ export function matchSegment(
     let agreed = true;
     for (let t = 0; t < T; t++) {
       let min = Infinity;
-      for (const tc of perToken[t]!) {
-        const c = tc.cursor;
+      const list = perToken[t]!;
+      for (let x = 0; x < list.length; x++) {
+        const c = list[x]!.cursor;
         const d = c.doc < target ? c.advance(target) : c.doc;
         if (d < min) min = d;
       }
@@ -215,14 +243,16 @@ export function matchSegment(
     const d = target;
     target = d + 1;
     if ((++steps & 1023) === 0 && shouldStop()) return false;
-    if ((allow && allow[d] === 0) || (exclude && exclude[d] === 1) || (seen && seen[d] === 1) || isDeleted(deleted, d)) continue;
+    if ((allow !== null && allow[d] === 0) || (exclude !== null && exclude[d] === 1) || (seen !== null && seen[d] === 1) || isDeleted(deleted, d)) continue;
 
     // score the document
-    fieldTokenMask.fill(0);
+    for (let f = 0; f < F; f++) fieldTokenMask[f] = 0;
     let typoCost = 0;
     for (let t = 0; t < T; t++) {
       let minCost = 99;
-      for (const tc of perToken[t]!) {
+      const list = perToken[t]!;
+      for (let x = 0; x < list.length; x++) {
+        const tc = list[x]!;
         if (tc.cursor.doc !== d) continue;
         if (tc.cost < minCost) minCost = tc.cost;
         fieldTokenMask[tc.field]! |= 1 << t;
@@ -230,18 +260,21 @@ export function matchSegment(
       tokMin[t] = minCost;
       typoCost += minCost;
     }
-    // positions per (token, field) when needed
-    const needPositions = T > 1 || input.prioritizeExact || input.phrases.length > 0;
-    if (needPositions) {
-      for (let t = 0; t < T; t++) for (let f = 0; f < F; f++) positions[t]![f]!.length = 0;
+    if (needAll || exactArrays) {
+      for (let x = 0; x < filled.length; x++) filled[x]!.length = 0;
+      filled.length = 0;
       for (let t = 0; t < T; t++) {
-        for (const tc of perToken[t]!) {
-          if (tc.cursor.doc !== d) continue;
+        const list = perToken[t]!;
+        for (let x = 0; x < list.length; x++) {
+          const tc = list[x]!;
+          if (tc.cursor.doc !== d || (!needAll && !arrayField[tc.field])) continue;
           const dst = positions[t]![tc.field]!;
-          if (dst.length === 0) tc.cursor.positions(dst);
-          else {
+          if (dst.length === 0) {
+            tc.cursor.positions(dst);
+            filled.push(dst);
+          } else {
             tc.cursor.positions(scratch);
-            for (const p of scratch) dst.push(p);
+            for (let y = 0; y < scratch.length; y++) dst.push(scratch[y]!);
             dst.sort((a, b) => a - b);
           }
         }
@@ -262,8 +295,8 @@ export function matchSegment(
       let prox = 255;
       if (count > 1) prox = 255 - Math.min(255, windowSpan(positions, mask, f, T) - (count - 1));
       let exact = 0;
-      if (input.prioritizeExact && count === T && T === input.totalTokens && texts[f]) {
-        exact = isExact(positions, f, T, tokMin, texts[f]!, d) ? 1 : 0;
+      if (input.prioritizeExact && full && count === T && texts[f]) {
+        exact = isExact(positions, f, T, tokMin, texts[f]!, d, arrayField[f]!) ? 1 : 0;
       }
       const weight = fields[f]!.weight;
       const key = count * 2 ** 24 + prox * 2 ** 16 + weight * 2 + exact;
@@ -274,24 +307,15 @@ export function matchSegment(
         bestExact = exact;
       }
     }
-    const score =
+    onMatch(
+      d,
       T * TOK_SHIFT +
-      (255 - Math.min(255, typoCost)) * TYPO_SHIFT +
-      bestProx * PROX_SHIFT +
-      Math.min(255, bestWeight) * WEIGHT_SHIFT +
-      bestExact * EXACT_SHIFT +
-      Math.min(63, fieldsMatched) * FIELDS_SHIFT;
-    onMatch({
-      seg: segIndex,
-      ord: d,
-      score,
-      tokensMatched: T,
-      typoCost,
-      bestFieldWeight: bestWeight,
-      bestFieldScore: Math.floor(score / FIELDS_SHIFT) * FIELDS_SHIFT - T * TOK_SHIFT,
-      fieldsMatched,
-      dropped: input.dropped,
-    });
+        (255 - Math.min(255, typoCost)) * TYPO_SHIFT +
+        bestProx * PROX_SHIFT +
+        Math.min(255, bestWeight) * WEIGHT_SHIFT +
+        bestExact * EXACT_SHIFT +
+        Math.min(63, fieldsMatched) * FIELDS_SHIFT,
+    );
   }
 }
 
@@ -329,8 +353,13 @@ function windowSpan(positions: number[][][], mask: number, f: number, T: number)
 }
 
 /** The field (one element) consists of exactly the query tokens, in order, without typos. */
-function isExact(positions: number[][][], f: number, T: number, tokMin: Int32Array, ti: TextIndex, d: number): boolean {
+function isExact(positions: number[][][], f: number, T: number, tokMin: Int32Array, ti: TextIndex, d: number, array: boolean): boolean {
   for (let t = 0; t < T; t++) if (tokMin[t] !== 0) return false;
+  if (!array && T === 1) {
+    // a single-valued field holding one token that matched: exactly the query
+    const a = ti.lengths.offsets[d]!;
+    return a < ti.lengths.offsets[d + 1]! && ti.lengths.values[a] === 1;
+  }
   for (const p of positions[0]![f]!) {
     if (p % ELEMENT_SHIFT !== 0) continue;
     const el = Math.floor(p / ELEMENT_SHIFT);

@@ -21,7 +21,7 @@ import { parseQ } from '../query/q.js';
 import type { SearchParams } from '../query/params.js';
 import { project } from '../io/project.js';
 import { allowedTypos } from './expand.js';
-import { matchSegment, selectCandidates, type CandidateTable, type DocMatch, type FieldSpec } from './match.js';
+import { matchInfo, matchSegment, selectCandidates, type CandidateTable, type FieldSpec } from './match.js';
 import { FacetCounter, Sorter, TopK, fieldSortValue, type FacetResult, type FacetSpec, type Hit } from './collect.js';
 import { highlightDocument, type HighlightField } from './highlight.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
@@ -272,8 +272,11 @@ function planVector(store: Store, schema: Schema, params: SearchParams, ext: Sea
 interface Extra {
   vectorDistance?: number;
   fusion?: number;
-  match?: DocMatch;
+  /** Keyword score (text_match) of a hybrid hit. */
+  keyword?: number;
 }
+
+const NO_EXTRA: Extra = {};
 
 export function search(store: Store, collection: string, params: SearchParams, ext: SearchExtensions = {}): SearchResponse {
   const t0 = performance.now();
@@ -326,12 +329,18 @@ export function search(store: Store, collection: string, params: SearchParams, e
     return cutoff;
   };
 
-  /** The final collector: facets, groups and the page's top k. */
-  const collect = (segIndex: number, ord: number, score: number, extra: Extra = {}) => {
+  /** The final collector: facets, groups and the page's top k. Hot: once per matching document. */
+  const scratch: (number | string)[] = new Array(sortClauses.length);
+  const collect = (segIndex: number, ord: number, score: number, extra: Extra = NO_EXTRA) => {
     const seg = segs[segIndex]!;
     const seq = seg.reader.seqs[ord]!;
     found++;
     if (!facets.empty) facets.add(segIndex, seg, ord);
+    if (!grouping) {
+      sorter.keysInto(scratch, segs, segIndex, ord, seq, score, { vectorDistance: extra.vectorDistance, clauseValue });
+      if (top.accepts(scratch)) top.add({ seg: segIndex, ord, seq, score, keys: scratch.slice(), info: extra });
+      return;
+    }
     const hit: Hit = {
       seg: segIndex,
       ord,
@@ -340,10 +349,6 @@ export function search(store: Store, collection: string, params: SearchParams, e
       keys: sorter.keys(segs, segIndex, ord, seq, score, { vectorDistance: extra.vectorDistance, clauseValue }),
       info: extra,
     };
-    if (!grouping) {
-      top.add(hit);
-      return;
-    }
     const key = groupFields.map((f) => groupValue(seg, f, ord));
     const ks = JSON.stringify(key);
     let g = groups.get(ks);
@@ -375,7 +380,7 @@ export function search(store: Store, collection: string, params: SearchParams, e
       }
     }
   } else if (mode === 'keyword') {
-    candidatesUsed = runRounds(segs, fields, qt, params, schema, allow, exclude, (s, o, score, m) => collect(s, o, score, { match: m }), shouldStop, () => found);
+    candidatesUsed = runRounds(segs, fields, qt, params, schema, allow, exclude, collect, shouldStop, () => found);
   } else {
     const allowed = filter || qt.excluded.length ? allowedSeqs(segs, allow, exclude) : undefined;
     const vhits = knn(store, schema.id, vplan!.field, vplan!.query, {
@@ -402,9 +407,9 @@ export function search(store: Store, collection: string, params: SearchParams, e
         schema,
         allow,
         exclude,
-        (s, o, score, m) => {
+        (s, o, score) => {
           const seq = segs[s]!.reader.seqs[o]!;
-          kwTop.add({ seg: s, ord: o, seq, score, keys: [score, seq], info: m });
+          kwTop.add({ seg: s, ord: o, seq, score, keys: [score, seq] });
         },
         shouldStop,
         () => kwTop.size,
@@ -417,7 +422,7 @@ export function search(store: Store, collection: string, params: SearchParams, e
   let hits: SearchHit[] | undefined;
   let grouped: SearchResponse['grouped_hits'];
   const hfields = highlightFields(schema, params, fields, candidatesUsed, qt);
-  const hydrate = (h: Hit): SearchHit => hitOf(store, snap, h, params, hfields, !textual, ext);
+  const hydrate = (h: Hit): SearchHit => hitOf(store, snap, h, params, hfields, !textual, ext, qt.tokens.length);
   if (grouping) {
     const all = [...groups.values()].sort((a, b) => sorter.compare(a.best!, b.best!));
     grouped = all.slice(offset, offset + limit).map((g) => ({ group_key: g.key, hits: g.top.sorted().map(hydrate), found: g.found }));
@@ -462,8 +467,8 @@ function fuse(
   collect: (segIndex: number, ord: number, score: number, extra: Extra) => void,
 ): void {
   const alpha = plan.alpha;
-  const bySeq = new Map<number, { k?: number; v?: number; dist?: number; match?: DocMatch }>();
-  kw.forEach((h, i) => bySeq.set(h.seq, { k: i + 1, match: h.info as DocMatch }));
+  const bySeq = new Map<number, { k?: number; v?: number; dist?: number; score?: number }>();
+  kw.forEach((h, i) => bySeq.set(h.seq, { k: i + 1, score: h.score }));
   vec.forEach((h, i) => {
     const e = bySeq.get(h.seq) ?? {};
     e.v = i + 1;
@@ -483,7 +488,7 @@ function fuse(
       if (v) dist = vecDistance(space, plan.query, qn, v);
     }
     if (threshold !== undefined && dist !== undefined && dist > threshold) continue;
-    collect(snap.segments.indexOf(at.seg), at.ord, score, { vectorDistance: dist, fusion: score, match: e.match });
+    collect(snap.segments.indexOf(at.seg), at.ord, score, { vectorDistance: dist, fusion: score, keyword: e.score });
   }
 }
 
@@ -549,7 +554,7 @@ function runRounds(
   schema: Schema,
   allow: (Uint8Array | null)[],
   exclude: (Uint8Array | null)[],
-  collect: (segIndex: number, ord: number, score: number, info?: DocMatch) => void,
+  collect: (segIndex: number, ord: number, score: number) => void,
   shouldStop: () => boolean,
   found: () => number,
 ): CandidateTable {
@@ -583,10 +588,6 @@ function runRounds(
     return table;
   };
   let first: CandidateTable | undefined;
-  const onMatch = (m: DocMatch) => {
-    seen[m.seg]![m.ord] = 1;
-    collect(m.seg, m.ord, m.score, m);
-  };
   // tokens are dropped right to left; words of a quoted phrase are never dropped
   const droppable = qt.tokens.map((_, t) => t).filter((t) => !inPhrase.has(t));
   for (let drop = 0; drop <= droppable.length && drop < T; drop++) {
@@ -598,12 +599,15 @@ function runRounds(
       const candidates = candidatesAt(level, T - 1);
       if (!first) first = candidates;
       for (let s = 0; s < segs.length; s++) {
+        const segSeen = seen[s]!;
         const ok = matchSegment(
-          s,
           segs[s]!,
           { fields, tokens: active, totalTokens: T, candidates, phrases: qt.phrases, prioritizeExact: params.prioritize_exact_match, dropped: drop },
-          { allow: allow[s]!, exclude: exclude[s]!, seen: seen[s]! },
-          onMatch,
+          { allow: allow[s]!, exclude: exclude[s]!, seen: segSeen },
+          (ord, score) => {
+            segSeen[ord] = 1;
+            collect(s, ord, score);
+          },
           shouldStop,
         );
         if (!ok) return first;
@@ -641,6 +645,7 @@ function hitOf(
   hfields: HighlightField[],
   wildcard: boolean,
   ext: SearchExtensions,
+  totalTokens: number,
 ): SearchHit {
   const doc = (store.docs.get([snap.collId, h.seq]) as Record<string, unknown> | undefined) ?? {};
   const { highlight, highlights } = wildcard
@@ -658,11 +663,12 @@ function hitOf(
     highlight,
     highlights,
   };
-  const extra = (h.info ?? {}) as Extra;
-  const m = extra.match;
+  const extra = (h.info ?? NO_EXTRA) as Extra;
   if (extra.vectorDistance !== undefined) out.vector_distance = extra.vectorDistance;
   if (extra.fusion !== undefined) out.hybrid_search_info = { rank_fusion_score: extra.fusion };
-  if (m) {
+  const keywordScore = extra.fusion !== undefined ? extra.keyword : wildcard ? undefined : h.score;
+  if (keywordScore !== undefined && keywordScore > 0) {
+    const m = matchInfo(keywordScore, totalTokens);
     out.text_match = m.score;
     out.text_match_info = {
       best_field_score: String(m.bestFieldScore),
