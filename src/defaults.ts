@@ -165,8 +165,12 @@ export const SERVE_DEFAULTS = {
   processes: 0,
   /** After SIGTERM/SIGINT, in-flight requests get this long (ms) before connections are cut. */
   shutdownGraceMs: 30_000,
-  /** A connection with no bytes either way for this long (ms) is closed (slow or stuck clients). */
-  socketIdleTimeoutMs: 120_000,
+  /**
+   * A connection with no bytes either way for this long (ms) is closed (stuck clients).
+   * At most SERVER_DEFAULTS.headersTimeoutMs: Node never closes a silent connection when
+   * the idle limit is longer than the headers limit, so the server clamps it.
+   */
+  socketIdleTimeoutMs: 60_000,
   /** How often Node checks for clients that are too slow to send their headers (ms). */
   connectionsCheckIntervalMs: 5_000,
   /** Longest path segment (collection name, document id), in characters after decoding. */

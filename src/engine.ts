@@ -25,6 +25,7 @@ import { forgetGraphs, saveGraphs, vectorIndex } from './vector/hnsw.js';
 import { alterCollection, rebuildIndex } from './collection/alter.js';
 import { makeReferenceHooks, referencingCollections } from './join/refs.js';
 import { decorateWithJoins, parseJoinIncludes } from './join/join.js';
+import { loadDocument, projectionWants } from './document/stored.js';
 import { deleteAlias, getAlias, listAliases, upsertAlias, type AliasRecord } from './collection/aliases.js';
 import { evictStore, readState } from './index/manifest.js';
 import { project, type Projection } from './io/project.js';
@@ -194,7 +195,7 @@ export class Engine {
   getDocument(collection: string, id: string, projection: Projection = {}): Record<string, unknown> {
     const schema = getSchema(this.store, collection);
     const seq = this.store.ids.get([schema.id, id]);
-    const doc = seq === undefined ? undefined : (this.store.docs.get([schema.id, seq]) as Record<string, unknown> | undefined);
+    const doc = seq === undefined ? undefined : loadDocument(this.store, schema, seq, projectionWants(projection.include, projection.exclude));
     if (!doc) throw new FathomError('DOCUMENT_NOT_FOUND', `document \`${id}\` not found in collection \`${collection}\``);
     const joins = parseJoinIncludes(projection.include, projection.exclude);
     return decorateWithJoins(this.store, schema, joins, project(doc, projection), seq!);

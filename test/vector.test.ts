@@ -250,6 +250,22 @@ describe('vector search', () => {
     await e.close();
   });
 
+  it('stores a vector once, outside the document record, and returns it with the document', async () => {
+    const e = openEngine();
+    await e.createCollection({ name: 's', fields: [{ name: 'title', type: 'string' }, { name: 'emb', type: 'float[]', num_dim: 3 }] });
+    await e.writeDocument('s', { id: '1', title: 'a', emb: [0.5, 0.25, 1] });
+    const collId = (await import('../src/collection/catalog.js')).getSchema(e.store, 's').id;
+    expect(e.store.docs.get([collId, e.store.ids.get([collId, '1'])!])).toEqual({ id: '1', title: 'a' });
+    expect(e.getDocument('s', '1')).toEqual({ id: '1', title: 'a', emb: [0.5, 0.25, 1] });
+    expect(e.getDocument('s', '1', { exclude: ['emb'] })).toEqual({ id: '1', title: 'a' });
+    await e.updateDocument('s', '1', { title: 'b' });
+    expect([...e.exportDocuments('s')]).toEqual([{ id: '1', title: 'b', emb: [0.5, 0.25, 1] }]);
+    const r = await e.search('s', { q: '*', vector_query: 'emb:([0.5, 0.25, 1], k: 1)' });
+    expect(r.hits![0]!.vector_distance).toBeCloseTo(0, 6);
+    expect(r.hits![0]!.document).toEqual({ id: '1', title: 'b', emb: [0.5, 0.25, 1] });
+    await e.close();
+  });
+
   it('fathom search --vector-query prints the same JSON as the engine', async () => {
     const dir = dataDirPath();
     const { e, vecs } = await vectorsEngine(50, 23, dir);

@@ -15,6 +15,7 @@ import { fieldTokenizer, getRecord } from './catalog.js';
 import { addSegment, removeSegment, type WriteHooks } from './writer.js';
 import type { Field } from '../schema/schema.js';
 import { dropField as dropVectors } from '../vector/vecstore.js';
+import { stripVectors, withVectors } from '../document/stored.js';
 
 const REBUILD_SEGMENT_DOCS = 50_000;
 
@@ -84,9 +85,10 @@ export function rebuildIndex(store: Store, record: CollectionRecord, hooks: Writ
     builder = new SegmentBuilder();
   };
   const ctx = { store, record, schema, state };
+  const oldSchema = new Schema(getRecord(store, record.name));
   for (const { key, value } of store.docs.getRange({ start: [record.id], end: [record.id + 1] })) {
     const seq = (key as [number, number])[1];
-    const doc = value as Record<string, unknown>;
+    const doc = withVectors(store, oldSchema, seq, value as Record<string, unknown>);
     let prepared;
     try {
       prepared = prepareDocument(schema, doc, { mode: 'coerce_or_reject', generateId: () => String(doc.id) });
@@ -100,6 +102,7 @@ export function rebuildIndex(store: Store, record: CollectionRecord, hooks: Writ
     }
     const values = prepared.values.map(([f, v]) => [f.id > 0 ? f : (record.fields.find((x) => x.name === f.name) as Field | undefined) ?? f, v] as [Field, IndexValue]);
     hooks.beforeWrite?.(ctx, seq, prepared.stored, values, doc);
+    store.docs.put([record.id, seq], stripVectors(schema, prepared.stored));
     builder.add(seq, values);
     state.count++;
     if (builder.size >= REBUILD_SEGMENT_DOCS) flush();

@@ -12,6 +12,7 @@ import { nextCounter, type Store } from '../storage/store.js';
 import { SegmentBuilder, type BuiltSegment } from '../index/segment.js';
 import { openSegment, readState, type CollectionState, type SegmentInfo } from '../index/manifest.js';
 import { isPlainObject } from '../json.js';
+import { loadDocument, stripVectors } from '../document/stored.js';
 
 export type WriteAction = 'create' | 'upsert' | 'update' | 'emplace';
 export const WRITE_ACTIONS: readonly WriteAction[] = ['create', 'upsert', 'update', 'emplace'];
@@ -179,7 +180,7 @@ export function applyBatch(store: Store, name: string, ops: BatchOp[], hooks: Wr
             throw new FathomError('DOCUMENT_NOT_FOUND', `document \`${id}\` not found in collection \`${record.name}\``);
           }
         } else seq = op.seq;
-        const doc = store.docs.get([collId, seq]) as Record<string, unknown> | undefined;
+        const doc = loadDocument(store, schema, seq);
         if (!doc) {
           results.push({ ok: false, error: new FathomError('DOCUMENT_NOT_FOUND', `document not found`) });
           continue;
@@ -205,7 +206,7 @@ export function applyBatch(store: Store, name: string, ops: BatchOp[], hooks: Wr
       const existingSeq = givenId === undefined ? undefined : store.ids.get([collId, givenId]);
       const action = op.action;
       let previous: Record<string, unknown> | undefined;
-      if (existingSeq !== undefined) previous = store.docs.get([collId, existingSeq]) as Record<string, unknown>;
+      if (existingSeq !== undefined) previous = loadDocument(store, schema, existingSeq);
       if (action === 'create' && existingSeq !== undefined) {
         throw new FathomError('DOCUMENT_EXISTS', `a document with id \`${givenId}\` already exists`);
       }
@@ -239,7 +240,7 @@ export function applyBatch(store: Store, name: string, ops: BatchOp[], hooks: Wr
         state.nextSeq++;
         state.count++;
       } else removeLive(existingSeq);
-      store.docs.put([collId, seq], prepared.stored);
+      store.docs.put([collId, seq], stripVectors(schema, prepared.stored));
       store.ids.put([collId, prepared.id], seq);
       builder.add(seq, values);
       hooks.afterWrite?.(ctx, seq, prepared.stored);

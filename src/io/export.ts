@@ -3,7 +3,8 @@
  * read in chunks of short read transactions so memory stays constant and no read
  * transaction is held open while a slow consumer drains the stream.
  */
-import { getRecord } from '../collection/catalog.js';
+import { getSchema } from '../collection/catalog.js';
+import { projectionWants, withVectors } from '../document/stored.js';
 import type { Store } from '../storage/store.js';
 import { project, type Projection } from './project.js';
 
@@ -18,12 +19,15 @@ export interface ExportOptions extends Projection {
 
 /** Yields documents in chunks; each chunk comes from one read snapshot. */
 export function* exportDocuments(store: Store, collection: string, opts: ExportOptions = {}): Generator<Record<string, unknown>> {
-  const collId = getRecord(store, collection).id;
+  const schema = getSchema(store, collection);
+  const collId = schema.id;
+  const want = projectionWants(opts.include, opts.exclude);
+  const full = (doc: Record<string, unknown>, seq: number) => project(withVectors(store, schema, seq, doc, want), opts);
   if (opts.seqs) {
     const seqs = opts.seqs;
     for (let i = 0; i < seqs.length; i++) {
       const doc = store.docs.get([collId, seqs[i]!]) as Record<string, unknown> | undefined;
-      if (doc) yield opts.decorate ? opts.decorate(project(doc, opts), seqs[i]!) : project(doc, opts);
+      if (doc) yield opts.decorate ? opts.decorate(full(doc, seqs[i]!), seqs[i]!) : full(doc, seqs[i]!);
     }
     return;
   }
@@ -35,7 +39,7 @@ export function* exportDocuments(store: Store, collection: string, opts: ExportO
       last = (key as [number, number])[1];
       chunk.push([last, value as Record<string, unknown>]);
     }
-    for (const [seq, d] of chunk) yield opts.decorate ? opts.decorate(project(d, opts), seq) : project(d, opts);
+    for (const [seq, d] of chunk) yield opts.decorate ? opts.decorate(full(d, seq), seq) : full(d, seq);
     if (chunk.length < CHUNK) return;
     next = last + 1;
   }

@@ -20,6 +20,7 @@ import { isDeleted, snapshot, type LiveSegment } from '../index/manifest.js';
 import { compileFilter, evalFilter, type JoinResolver } from '../query/filter-eval.js';
 import type { FilterNode } from '../query/filter.js';
 import { project } from '../io/project.js';
+import { loadDocument, projectionWants } from '../document/stored.js';
 import { parseReference, refColumnId, referrers } from './refs.js';
 import { fieldSortValue } from '../search/collect.js';
 import { locate } from '../index/manifest.js';
@@ -176,7 +177,7 @@ export function decorateWithJoins(store: Store, outer: Schema, includes: JoinInc
     }
     const star = inc.fields.length === 0 || inc.fields.includes('*');
     const docs = related(store, outer, inner, seq)
-      .map((s) => store.docs.get([inner.id, s]) as Record<string, unknown> | undefined)
+      .map((s) => loadDocument(store, inner, s, projectionWants(star ? undefined : inc.fields, excludes.get(inc.collection))))
       .filter((d): d is Record<string, unknown> => !!d)
       .map((d) => project(d, { include: star ? undefined : inc.fields, exclude: excludes.get(inc.collection) }));
     if (inc.strategy === 'merge') {

@@ -22,6 +22,7 @@ import { type Field, type Schema } from '../schema/schema.js';
 import { compile, getRecord, resolveName } from '../collection/catalog.js';
 import { applyBatch, type BatchContext, type WriteHooks } from '../collection/writer.js';
 import { getPath, type IndexValue } from '../document/document.js';
+import { loadDocument } from '../document/stored.js';
 import { readState } from '../index/manifest.js';
 import type { CollectionRecord } from '../schema/schema.js';
 
@@ -235,7 +236,7 @@ function cascade(ctx: BatchContext, seq: number, hooks: WriteHooks) {
     const cur = store.aux.get(['ref', r.collId, r.seq]) as RefRecord | undefined;
     const curv = cur?.[f.id];
     if (curv === undefined || curv === null || !(Array.isArray(curv) ? curv.includes(seq) : curv === seq)) continue;
-    const doc = store.docs.get([r.collId, r.seq]) as Record<string, unknown> | undefined;
+    const doc = loadDocument(store, schema, r.seq);
     if (!doc) continue;
     const { field: tfield } = parseReference(f.reference!);
     const deleted = store.docs.get([ctx.record.id, seq]) as Record<string, unknown> | undefined;
@@ -262,7 +263,7 @@ function resolvePending(ctx: BatchContext, stored: Record<string, unknown>, hook
     store.aux.remove(key);
     for (const [collId, seq] of value as Array<[number, number, number]>) {
       const rec = recordById(store, collId);
-      const doc = rec && (store.docs.get([collId, seq]) as Record<string, unknown> | undefined);
+      const doc = rec && loadDocument(store, compile(store, rec), seq);
       if (rec && doc) applyBatch(store, rec.name, [{ kind: 'write', doc, action: 'upsert' }], hooks);
     }
   }

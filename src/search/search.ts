@@ -30,6 +30,7 @@ import { parseVectorQuery, type VectorQuery } from '../vector/vquery.js';
 import { knn, distance as vecDistance, norm, type VectorHit } from '../vector/vsearch.js';
 import { getVector } from '../vector/vecstore.js';
 import { VECTOR_DEFAULTS } from '../defaults.js';
+import { loadDocument, projectionWants } from '../document/stored.js';
 import { decorateWithJoins, joinResolver, joinSortValue, parseJoinIncludes } from '../join/join.js';
 
 export interface SearchHit {
@@ -382,7 +383,7 @@ export function search(store: Store, collection: string, params: SearchParams, e
   } else if (mode === 'keyword') {
     candidatesUsed = runRounds(segs, fields, qt, params, schema, allow, exclude, collect, shouldStop, () => found);
   } else {
-    const allowed = filter || qt.excluded.length ? allowedSeqs(segs, allow, exclude) : undefined;
+    const allowed = filter || qt.excluded.length ? allowedSeqs(segs, allow, exclude, snap.state.nextSeq) : undefined;
     const vhits = knn(store, schema.id, vplan!.field, vplan!.query, {
       k: vplan!.k,
       ef: vplan!.ef,
@@ -422,7 +423,7 @@ export function search(store: Store, collection: string, params: SearchParams, e
   let hits: SearchHit[] | undefined;
   let grouped: SearchResponse['grouped_hits'];
   const hfields = highlightFields(schema, params, fields, candidatesUsed, qt);
-  const hydrate = (h: Hit): SearchHit => hitOf(store, snap, h, params, hfields, !textual, ext, qt.tokens.length);
+  const hydrate = (h: Hit): SearchHit => hitOf(store, schema, snap, h, params, hfields, !textual, ext, qt.tokens.length);
   if (grouping) {
     const all = [...groups.values()].sort((a, b) => sorter.compare(a.best!, b.best!));
     grouped = all.slice(offset, offset + limit).map((g) => ({ group_key: g.key, hits: g.top.sorted().map(hydrate), found: g.found }));
@@ -442,18 +443,29 @@ export function search(store: Store, collection: string, params: SearchParams, e
   };
 }
 
-/** Live documents passing filter_by (and not excluded), as a seq set for the vector side. */
-function allowedSeqs(segs: LiveSegment[], allow: (Uint8Array | null)[], exclude: (Uint8Array | null)[]) {
-  const set = new Set<number>();
+/** Live documents passing filter_by (and not excluded), as a seq-indexed byte map for the vector side. */
+function allowedSeqs(segs: LiveSegment[], allow: (Uint8Array | null)[], exclude: (Uint8Array | null)[], nextSeq: number) {
+  const map = new Uint8Array(nextSeq);
+  let count = 0;
   segs.forEach((seg, s) => {
     const a = allow[s];
     const ex = exclude[s];
+    const seqs = seg.reader.seqs;
     for (let o = 0; o < seg.reader.n; o++) {
       if ((a && !a[o]) || (ex && ex[o]) || isDeleted(seg.deleted, o)) continue;
-      set.add(seg.reader.seqs[o]!);
+      map[seqs[o]!] = 1;
+      count++;
     }
   });
-  return { has: (seq: number) => set.has(seq), list: () => [...set], count: set.size };
+  return {
+    has: (seq: number) => map[seq] === 1,
+    list: () => {
+      const out: number[] = [];
+      for (let i = 0; i < map.length; i++) if (map[i]) out.push(i);
+      return out;
+    },
+    count,
+  };
 }
 
 /** Reciprocal-rank fusion of keyword and vector results; calls `collect` once per document of the union. */
@@ -639,6 +651,7 @@ function highlightFields(schema: Schema, params: SearchParams, fields: FieldSpec
 
 function hitOf(
   store: Store,
+  schema: Schema,
   snap: IndexSnapshot,
   h: Hit,
   params: SearchParams,
@@ -647,7 +660,7 @@ function hitOf(
   ext: SearchExtensions,
   totalTokens: number,
 ): SearchHit {
-  const doc = (store.docs.get([snap.collId, h.seq]) as Record<string, unknown> | undefined) ?? {};
+  const doc = loadDocument(store, schema, h.seq, projectionWants(params.include_fields, params.exclude_fields)) ?? {};
   const { highlight, highlights } = wildcard
     ? { highlight: {}, highlights: [] }
     : highlightDocument(doc, hfields, {

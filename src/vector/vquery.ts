@@ -68,7 +68,31 @@ function numberList(s: string, what: string): number[] {
   });
 }
 
+const memo = new Map<string, VectorQuery>();
+const MEMO_SIZE = 256;
+
+/** Parses (and remembers the last few) vector queries; the result must not be modified. */
 export function parseVectorQuery(src: string): VectorQuery {
+  let q = memo.get(src);
+  if (q) return q;
+  q = parse(src);
+  if (memo.size >= MEMO_SIZE) memo.delete(memo.keys().next().value!);
+  memo.set(src, q);
+  return q;
+}
+
+/** The vector list `[...]`: JSON.parse when it is plain numbers (hot: 384+ floats per query). */
+function vectorList(s: string): number[] {
+  try {
+    const v = JSON.parse(s) as unknown;
+    if (Array.isArray(v) && v.every((x) => typeof x === 'number')) return v as number[];
+  } catch {
+    /* fall through to the precise error */
+  }
+  return numberList(s, 'the vector');
+}
+
+function parse(src: string): VectorQuery {
   const s = src.trim();
   const open = s.indexOf('(');
   if (open < 0 || !s.endsWith(')')) bad('expected `<field>:([...], ...)`');
@@ -76,10 +100,15 @@ export function parseVectorQuery(src: string): VectorQuery {
   if (!head.endsWith(':')) bad('expected `:` between the field name and `(`');
   const field = head.slice(0, -1).trim();
   if (!field) bad('missing the field name');
-  const parts = splitTop(s.slice(open + 1, -1));
-  if (parts.length === 0 || !parts[0]!.startsWith('[')) bad('the first element inside the parentheses must be the vector, e.g. `[0.1, 0.2]` or `[]`');
-  const q: VectorQuery = { field, vector: numberList(parts[0]!, 'the vector') };
-  for (const p of parts.slice(1)) {
+  const inner = s.slice(open + 1, -1).trim();
+  if (!inner.startsWith('[')) bad('the first element inside the parentheses must be the vector, e.g. `[0.1, 0.2]` or `[]`');
+  const close = inner.indexOf(']');
+  if (close < 0) bad('the vector is missing its closing `]`');
+  const q: VectorQuery = { field, vector: vectorList(inner.slice(0, close + 1)) };
+  const rest = inner.slice(close + 1).trim();
+  if (rest && !rest.startsWith(',')) bad(`expected \`,\` after the vector, got \`${rest.slice(0, 20)}\``);
+  const parts = rest ? splitTop(rest.slice(1)) : [];
+  for (const p of parts) {
     const colon = p.indexOf(':');
     if (colon < 0) bad(`expected \`name: value\`, got \`${p}\``);
     const key = p.slice(0, colon).trim();

@@ -1,0 +1,50 @@
+/**
+ * The stored form of a document. Values of vector fields (`float[]` with `num_dim` or
+ * `embed`) are kept once, as float32, in the vector store (src/vector/vecstore.ts) rather
+ * than a second time inside the document record: documents stay small to read, and
+ * `withVectors` puts the values back (at the end of the document) when a response wants
+ * them. Their numbers therefore come back at float32 precision.
+ */
+import type { Schema } from '../schema/schema.js';
+import type { Store } from '../storage/store.js';
+import { getVector } from '../vector/vecstore.js';
+
+/** The record to store: `doc` without its top-level vector fields (a copy only when there are any). */
+export function stripVectors(schema: Schema, doc: Record<string, unknown>): Record<string, unknown> {
+  let out = doc;
+  for (const f of schema.fields) {
+    if (f.kind !== 'vector' || f.name.includes('.') || !(f.name in doc)) continue;
+    if (out === doc) out = { ...doc };
+    delete out[f.name];
+  }
+  return out;
+}
+
+/**
+ * Adds the stored vectors of document `seq` back. `want(name)` limits which fields are
+ * read (for include_fields / exclude_fields); by default all.
+ */
+export function withVectors(store: Store, schema: Schema, seq: number, doc: Record<string, unknown>, want?: (name: string) => boolean): Record<string, unknown> {
+  let out = doc;
+  for (const f of schema.fields) {
+    if (f.kind !== 'vector' || f.id <= 0 || f.name.includes('.')) continue;
+    if (want && !want(f.name)) continue;
+    const v = getVector(store, schema.id, f.id, seq);
+    if (!v) continue;
+    if (out === doc) out = { ...doc };
+    out[f.name] = Array.from(v);
+  }
+  return out;
+}
+
+/** A stored document with its vectors, or undefined. */
+export function loadDocument(store: Store, schema: Schema, seq: number, want?: (name: string) => boolean): Record<string, unknown> | undefined {
+  const doc = store.docs.get([schema.id, seq]) as Record<string, unknown> | undefined;
+  return doc ? withVectors(store, schema, seq, doc, want) : undefined;
+}
+
+/** Which vector fields a projection keeps: `include` lists names (plain ones restrict), `exclude` removes. */
+export function projectionWants(include?: string[], exclude?: string[]): (name: string) => boolean {
+  const inc = include?.filter((n) => !n.startsWith('$'));
+  return (name) => (!inc || inc.length === 0 || inc.includes(name)) && !(exclude ?? []).includes(name);
+}
