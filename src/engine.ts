@@ -26,6 +26,9 @@ import { alterCollection, rebuildIndex } from './collection/alter.js';
 import { makeReferenceHooks, referencingCollections } from './join/refs.js';
 import { decorateWithJoins, parseJoinIncludes } from './join/join.js';
 import { loadDocument, projectionWants } from './document/stored.js';
+import { embedQuery, enrichOps, resolveEmbedFields, type RemoteEmbeddingOptions } from './vector/autoembed.js';
+import type { EmbedEnv } from './embed/index.js';
+import { isPlainObject } from './json.js';
 import { deleteAlias, getAlias, listAliases, upsertAlias, type AliasRecord } from './collection/aliases.js';
 import { evictStore, readState } from './index/manifest.js';
 import { project, type Projection } from './io/project.js';
@@ -34,6 +37,8 @@ import { embeddingNeeds, filterSeqs, search, type EmbeddingNeed, type SearchResp
 import { deleteStopwords, getStopwords, listStopwords, putStopwords, type StopwordSet } from './stopwords/stopwords.js';
 
 export interface EngineOptions extends OpenOptions {
+  /** Base URL of the repository `ts/` models are downloaded from (default: the public one). */
+  modelRepositoryUrl?: string;
   /**
    * Where segment merges run after writes: 'worker' (default) in a worker thread,
    * 'inline' on this thread between writes, 'off' never (tests of the raw write path).
@@ -53,8 +58,11 @@ export class Engine {
   private hooks: WriteHooks = vectorHooks;
   private closed = false;
 
+  private readonly modelRepositoryUrl?: string;
+
   private constructor(store: Store, opts: EngineOptions) {
     this.store = store;
+    this.modelRepositoryUrl = opts.modelRepositoryUrl ?? process.env.FATHOM_MODEL_REPOSITORY_URL;
     this.merges = opts.merges ?? 'worker';
     this.merger = new Merger(store, this.merges === 'worker');
     this.addHooks(makeReferenceHooks(() => this.hooks));
@@ -107,7 +115,12 @@ export class Engine {
   // -------------------------------------------------------------------------
 
   createCollection(schema: unknown): Promise<CollectionInfo> {
-    return createCollection(this.store, schema);
+    return createCollection(this.store, schema, (valid) => resolveEmbedFields(valid.fields, this.embedEnv));
+  }
+
+  /** Where embedding models live and come from. */
+  get embedEnv(): EmbedEnv {
+    return { dataDir: this.store.dir, ...(this.modelRepositoryUrl ? { modelRepositoryUrl: this.modelRepositoryUrl } : {}) };
   }
   listCollections(): CollectionInfo[] {
     return listCollections(this.store);
@@ -124,6 +137,9 @@ export class Engine {
 
   /** PATCH: add or drop fields; every document is re-checked and the index rebuilt. */
   async updateCollection(name: string, body: unknown): Promise<{ fields: Record<string, unknown>[] }> {
+    if (isPlainObject(body) && Array.isArray(body.fields) && body.fields.some((f) => isPlainObject(f) && f.embed !== undefined && f.drop !== true)) {
+      throw new FathomError('BAD_SCHEMA', 'an embedding field cannot be added to an existing collection; create a new collection with it and import the documents again');
+    }
     const r = await write(this.store, () => alterCollection(this.store, name, body, this.hooks));
     return { fields: r.fields };
   }
@@ -160,9 +176,10 @@ export class Engine {
   // Documents
   // -------------------------------------------------------------------------
 
-  /** Applies a batch of operations in one transaction. */
-  async writeBatch(collection: string, ops: BatchOp[]): Promise<OpResult[]> {
-    const results = await write(this.store, () => applyBatch(this.store, collection, ops, this.hooks));
+  /** Applies a batch of operations in one transaction (embedding fields are computed first). */
+  async writeBatch(collection: string, ops: BatchOp[], remote: RemoteEmbeddingOptions = {}): Promise<OpResult[]> {
+    const ready = await enrichOps(this.store, collection, ops, this.embedEnv, remote);
+    const results = await write(this.store, () => applyBatch(this.store, collection, ready, this.hooks));
     this.afterWrite(collection);
     return results;
   }
@@ -219,6 +236,7 @@ export class Engine {
       {
         ...opts,
         hooks: this.hooks,
+        enrich: (ops) => enrichOps(this.store, collection, ops, this.embedEnv, opts.remoteEmbedding),
         afterBatch: async (done) => {
           await opts.afterBatch?.(done);
           this.afterWrite(collection);
@@ -263,8 +281,13 @@ export class Engine {
   }
 
   /** Embeds the texts a query needs (weighted average for `queries`, normalised). */
-  protected async embedQuery(need: EmbeddingNeed, _params: SearchParams): Promise<Float32Array> {
-    throw new FathomError('BAD_PARAMETER', `field \`${need.field.name}\` needs embedding model \`${String(need.field.embed?.model_config.model_name)}\`, which is not available`);
+  protected embedQuery(need: EmbeddingNeed, params: SearchParams): Promise<Float32Array> {
+    const raw = params.raw;
+    const num = (k: string) => (raw[k] === undefined || raw[k] === '' ? undefined : Number(raw[k]));
+    return embedQuery(need.field, need.texts, need.weights, this.embedEnv, {
+      timeoutMs: num('remote_embedding_timeout_ms'),
+      numTries: num('remote_embedding_num_tries'),
+    });
   }
 
   /**

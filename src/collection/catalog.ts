@@ -79,8 +79,16 @@ export function describeCollection(store: Store, rec: CollectionRecord): Collect
   };
 }
 
-export async function createCollection(store: Store, raw: unknown): Promise<CollectionInfo> {
+/**
+ * Creates a collection. `prepare` runs after validation and before anything is stored
+ * (the engine resolves embedding models there, which is asynchronous).
+ */
+export async function createCollection(store: Store, raw: unknown, prepare?: (valid: ReturnType<typeof validateCollectionSchema>) => Promise<void>): Promise<CollectionInfo> {
   const valid = validateCollectionSchema(raw);
+  if (store.collections.get(valid.name) !== undefined) {
+    throw new FathomError('COLLECTION_EXISTS', `a collection named \`${valid.name}\` already exists`);
+  }
+  if (prepare) await prepare(valid);
   const rec = await write(store, () => {
     if (store.collections.get(valid.name) !== undefined) {
       throw new FathomError('COLLECTION_EXISTS', `a collection named \`${valid.name}\` already exists`);

@@ -25,6 +25,10 @@ export interface ImportOptions {
   returnId?: boolean;
   returnDoc?: boolean;
   hooks?: WriteHooks;
+  /** Completes a batch before its transaction (computes embedding fields). */
+  enrich?: (ops: BatchOp[]) => Promise<BatchOp[]>;
+  /** remote_embedding_batch_size / _timeout_ms / _num_tries for this import. */
+  remoteEmbedding?: { batchSize?: number; timeoutMs?: number; numTries?: number };
   /** Called after each committed batch (progress, merges). */
   afterBatch?: (done: number) => Promise<void> | void;
 }
@@ -95,7 +99,8 @@ export async function importLines(
     if (batch.length === 0) return;
     const lines = batch;
     batch = [];
-    const ops = lines.map((l) => l.op);
+    let ops = lines.map((l) => l.op);
+    if (opts.enrich) ops = await opts.enrich(ops);
     const entry: (typeof inflight)[number] = { lines, done: undefined as unknown as Promise<OpResult[]> };
     entry.done = (store.env.childTransaction(() => applyBatch(store, collection, ops, opts.hooks)) as Promise<OpResult[]>).then((r) => {
       entry.results = r;

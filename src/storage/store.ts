@@ -80,7 +80,8 @@ export function openStore(dir: string, opts: OpenOptions = {}): Store {
     }
   } else {
     const entries = fs.readdirSync(abs);
-    if (!entries.includes(DATA_FILE) && entries.some((e) => !e.startsWith('.'))) {
+    // a new directory may already hold user models (models/) before the first start
+    if (!entries.includes(DATA_FILE) && entries.some((e) => !e.startsWith('.') && e !== 'models' && e !== 'vectors')) {
       throw new FathomError('DATA_DIR', `${dir} is not a Fathom data directory (it has files but no ${DATA_FILE})`);
     }
     if (!entries.includes(DATA_FILE) && readOnly) {

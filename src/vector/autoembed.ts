@@ -1,0 +1,169 @@
+/**
+ * Auto-embedding: fields with `embed: {from, model_config}` are filled by a model.
+ *
+ * Embedding is asynchronous (worker threads, remote APIs), so it happens before a batch's
+ * write transaction: `enrichOps` gathers the texts of every document of the batch (the
+ * `from` fields joined by spaces), embeds them in as few calls as the model allows, and
+ * puts the vectors into the documents. A document whose embedding fails becomes a failed
+ * operation of its own; the rest of the batch goes on. An update re-embeds only when one
+ * of its `from` fields changed (otherwise the stored vector stays).
+ */
+import { FathomError } from '../errors.js';
+import type { Store } from '../storage/store.js';
+import type { CollectionRecord, Field, FieldDef, Schema } from '../schema/schema.js';
+import { getSchema } from '../collection/catalog.js';
+import type { BatchOp } from '../collection/writer.js';
+import { isPlainObject } from '../json.js';
+import { getPath, validateId } from '../document/document.js';
+import { loadDocument } from '../document/stored.js';
+import { cachedEmbedQuery, loadEmbedder, parseModelConfig, type EmbedEnv, type Embedder } from '../embed/index.js';
+
+export interface RemoteEmbeddingOptions {
+  /** remote_embedding_batch_size: texts per request to a remote model. */
+  batchSize?: number;
+  /** remote_embedding_timeout_ms. */
+  timeoutMs?: number;
+  /** remote_embedding_num_tries. */
+  numTries?: number;
+}
+
+/** Checks every `embed` field's model and fills in `num_dim` from it. */
+export async function resolveEmbedFields(fields: FieldDef[] | Omit<FieldDef, 'id'>[], env: EmbedEnv): Promise<void> {
+  for (const f of fields) {
+    if (!f.embed) continue;
+    let embedder: Embedder;
+    try {
+      parseModelConfig(f.embed.model_config);
+      embedder = await loadEmbedder(f.embed.model_config, env);
+    } catch (e) {
+      throw new FathomError('BAD_SCHEMA', `field \`${f.name}\`: ${(e as Error).message}`);
+    }
+    if (f.num_dim !== undefined && f.num_dim !== embedder.dims) {
+      throw new FathomError('BAD_SCHEMA', `field \`${f.name}\`: \`num_dim\` is ${f.num_dim} but model \`${f.embed.model_config.model_name}\` produces ${embedder.dims}-dimensional vectors`);
+    }
+    f.num_dim = embedder.dims;
+  }
+}
+
+/** The text a document gives an embedding field, or undefined when none of its sources is present. */
+export function sourceText(field: Pick<Field, 'embed'>, doc: Record<string, unknown>): string | undefined {
+  const parts: string[] = [];
+  for (const name of field.embed!.from) {
+    const v = getPath(doc, name);
+    if (v === undefined || v === null) continue;
+    if (Array.isArray(v)) parts.push(...v.filter((x) => x !== null && x !== undefined).map(String));
+    else parts.push(String(v));
+  }
+  return parts.length ? parts.join(' ') : undefined;
+}
+
+function embedFields(schema: Schema): Field[] {
+  return schema.fields.filter((f) => f.embed && f.kind === 'vector');
+}
+
+interface Pending {
+  op: number;
+  field: Field;
+  text: string;
+}
+
+/**
+ * Returns `ops` with embedding fields filled in. Runs before the write transaction; the
+ * previous version of an updated document is read from the current snapshot.
+ */
+export async function enrichOps(store: Store, collection: string, ops: BatchOp[], env: EmbedEnv, remote: RemoteEmbeddingOptions = {}): Promise<BatchOp[]> {
+  let schema: Schema;
+  try {
+    schema = getSchema(store, collection);
+  } catch {
+    return ops;
+  }
+  const fields = embedFields(schema);
+  if (fields.length === 0) return ops;
+  const out = ops.slice();
+  const pending: Pending[] = [];
+  out.forEach((op, i) => {
+    if (op.kind !== 'write' || !isPlainObject(op.doc)) return;
+    const doc = op.doc;
+    let previous: Record<string, unknown> | undefined;
+    if (op.action !== 'create') {
+      let id: string | undefined;
+      try {
+        id = op.id !== undefined ? validateId(op.id) : doc.id !== undefined && doc.id !== null ? validateId(doc.id) : undefined;
+      } catch {
+        return; // the write itself will report the bad id
+      }
+      const seq = id === undefined ? undefined : store.ids.get([schema.id, id]);
+      if (seq !== undefined) previous = loadDocument(store, schema, seq);
+    }
+    const partial = op.action === 'update' || op.action === 'emplace';
+    const merged = partial && previous ? { ...previous, ...doc } : doc;
+    for (const f of fields) {
+      if (doc[f.name] !== undefined && doc[f.name] !== null) continue; // a vector given by the caller is kept
+      const text = sourceText(f, merged);
+      if (text === undefined) continue;
+      if (partial && previous && text === sourceText(f, previous) && previous[f.name] !== undefined) continue; // unchanged sources
+      pending.push({ op: i, field: f, text });
+    }
+  });
+  if (pending.length === 0) return out;
+  // one call per field (model), all documents of the batch together
+  const byField = new Map<number, Pending[]>();
+  for (const p of pending) {
+    const list = byField.get(p.field.id) ?? [];
+    list.push(p);
+    byField.set(p.field.id, list);
+  }
+  const failed = new Map<number, Error>();
+  const vectors = new Map<number, Record<string, number[]>>();
+  for (const list of byField.values()) {
+    const field = list[0]!.field;
+    let results: Array<Float32Array | Error>;
+    try {
+      const embedder = await loadEmbedder(field.embed!.model_config, env);
+      const opts = { purpose: 'index' as const, ...remote };
+      results = embedder.embedEach ? await embedder.embedEach(list.map((p) => p.text), opts) : await embedder.embed(list.map((p) => p.text), opts);
+    } catch (e) {
+      results = list.map(() => e as Error);
+    }
+    list.forEach((p, k) => {
+      const r = results[k]!;
+      if (r instanceof Error) failed.set(p.op, r);
+      else {
+        const v = vectors.get(p.op) ?? {};
+        v[p.field.name] = Array.from(r);
+        vectors.set(p.op, v);
+      }
+    });
+  }
+  for (const [i, err] of failed) {
+    out[i] = { kind: 'error', error: err instanceof FathomError ? err : new FathomError('BAD_REQUEST', `embedding failed: ${err.message}`) };
+  }
+  for (const [i, v] of vectors) {
+    if (failed.has(i)) continue;
+    const op = out[i] as Extract<BatchOp, { kind: 'write' }>;
+    out[i] = { ...op, doc: { ...(op.doc as Record<string, unknown>), ...v } };
+  }
+  return out;
+}
+
+/** The query vector for `texts` (one text, or a weighted average of several, normalised). */
+export async function embedQuery(field: Field, texts: string[], weights: number[] | undefined, env: EmbedEnv, remote: RemoteEmbeddingOptions = {}): Promise<Float32Array> {
+  const embedder = await loadEmbedder(field.embed!.model_config, env);
+  const vecs = await Promise.all(texts.map((t) => cachedEmbedQuery(embedder, t, remote)));
+  if (vecs.length === 1) return vecs[0]!;
+  const w = weights ?? vecs.map(() => 1 / vecs.length);
+  const out = new Float32Array(embedder.dims);
+  vecs.forEach((v, i) => {
+    for (let k = 0; k < out.length; k++) out[k]! += w[i]! * v[k]!;
+  });
+  let n = 0;
+  for (let k = 0; k < out.length; k++) n += out[k]! * out[k]!;
+  n = Math.sqrt(n) || 1;
+  for (let k = 0; k < out.length; k++) out[k]! /= n;
+  return out;
+}
+
+export function hasEmbedFields(record: CollectionRecord): boolean {
+  return record.fields.some((f) => !!f.embed);
+}
