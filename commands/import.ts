@@ -11,6 +11,7 @@ const DIRTY = ['coerce_or_reject', 'coerce_or_drop', 'drop', 'reject'] as const;
 
 interface Opts {
   dataDir: string;
+  optimize?: boolean;
   action: (typeof ACTIONS)[number];
   batchSize: number;
   dirtyValues?: (typeof DIRTY)[number];
@@ -35,6 +36,8 @@ export function importCommand(run: (fn: () => Promise<ExitCode>) => Promise<void
     .option('--return-id', 'include each document id in its result line')
     .option('--return-doc', 'include each stored document in its result line')
     .option('-q, --quiet', 'print failed lines only')
+    .option('--optimize', 'merge the index into one segment at the end (default: when the import at least doubled the collection)')
+    .option('--no-optimize', 'leave segment merging to the background policy')
     .option('--no-progress', 'no progress bar, even on a terminal');
   withDataDir(cmd);
   cmd.action((collection: string, file: string | undefined, opts: Opts) =>
@@ -51,8 +54,9 @@ export function importCommand(run: (fn: () => Promise<ExitCode>) => Promise<void
         bar = b as unknown as typeof bar;
       }
       let failed = 0;
-      const summary = await withEngine(opts.dataDir, (engine) =>
-        engine.import(
+      const summary = await withEngine(opts.dataDir, async (engine) => {
+        const before = engine.liveCount(collection);
+        return engine.import(
           collection,
           source,
           {
@@ -73,10 +77,13 @@ export function importCommand(run: (fn: () => Promise<ExitCode>) => Promise<void
           },
         ).then(async (s) => {
           await engine.idle(); // let queued segment merges finish before the process exits
+          // a bulk load ends as one segment: the fastest shape to query (see ARCHITECTURE.md)
+          const bulk = opts.optimize ?? (s.succeeded > 0 && s.succeeded >= before);
+          if (bulk) await engine.optimize(collection);
           engine.syncVectors(collection); // build and save vector graphs so the next open loads them
           return s;
-        }),
-      );
+        });
+      });
       bar?.stop();
       const secs = (performance.now() - started) / 1000;
       const rate = Math.round(summary.total / Math.max(secs, 0.001));

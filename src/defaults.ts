@@ -26,7 +26,7 @@ export const MAX_IMPORT_BATCH_SIZE = 10_000;
 /** Delete-by-filter batch size (documents per transaction). */
 export const DELETE_BATCH_SIZE = 1000;
 /** Import batches allowed in flight (committed by LMDB's writer thread while the next one is prepared). */
-export const IMPORT_PIPELINE_DEPTH = 16;
+export const IMPORT_PIPELINE_DEPTH = 64;
 /** Longest document id, in characters. */
 export const MAX_ID_LENGTH = 512;
 

@@ -42,6 +42,8 @@ export interface BatchContext {
   record: CollectionRecord;
   schema: Schema;
   state: CollectionState;
+  /** Collections referenced by others (filled by the reference hooks once per batch). */
+  refTargets?: Set<number>;
 }
 
 /** Marks documents deleted in existing segments, copying each bitmap once per batch. */

@@ -118,7 +118,29 @@ export function lookupReference(store: Store, target: CollectionRecord, field: s
 type RefRecord = Record<number, number | number[] | null>;
 
 function refFields(schema: Schema): Field[] {
-  return schema.fields.filter((f) => f.reference && f.id > 0);
+  return schema.referenceFields;
+}
+
+/**
+ * Collections that some other collection references (only their writes can resolve
+ * pending async references or cascade). Cached per catalogue state; hot: every write.
+ */
+let targetsCache: { key: string; targets: Set<number> } | undefined;
+function referencedCollections(store: Store): Set<number> {
+  const recs = [...store.collections.getRange({})].map(({ value }) => value as CollectionRecord);
+  const key = `${store.dir}\u0000` + recs.map((r) => `${r.id}:${r.version}`).join(',') + '|' + [...store.aliases.getRange({})].map(({ key, value }) => `${String(key)}=${String(value)}`).join(',');
+  if (targetsCache?.key === key) return targetsCache.targets;
+  const targets = new Set<number>();
+  for (const r of recs) {
+    for (const f of r.fields) {
+      if (!f.reference) continue;
+      const name = resolveName(store, parseReference(f.reference).collection);
+      const t = recs.find((x) => x.name === name);
+      if (t) targets.add(t.id);
+    }
+  }
+  targetsCache = { key, targets };
+  return targets;
 }
 
 function targetRecord(store: Store, f: Field): CollectionRecord {
@@ -158,12 +180,9 @@ export function makeReferenceHooks(getHooks: () => WriteHooks): WriteHooks {
       const fields = refFields(ctx.schema);
       const store = ctx.store;
       const collId = ctx.record.id;
-      const old = store.aux.get(['ref', collId, seq]) as RefRecord | undefined;
+      if (fields.length === 0) return; // no reference fields, no reference records
+      const old = _previous ? (store.aux.get(['ref', collId, seq]) as RefRecord | undefined) : undefined;
       removeReverse(store, collId, seq, old, ctx.schema);
-      if (fields.length === 0) {
-        if (old) store.aux.remove(['ref', collId, seq]);
-        return;
-      }
       const rec: RefRecord = {};
       for (const f of fields) {
         const v = getPath(stored, f.name);
@@ -193,15 +212,19 @@ export function makeReferenceHooks(getHooks: () => WriteHooks): WriteHooks {
       store.aux.put(['ref', collId, seq], rec);
     },
     afterWrite(ctx, _seq, stored) {
-      resolvePending(ctx, stored, getHooks());
+      if (!ctx.refTargets) ctx.refTargets = referencedCollections(ctx.store);
+      if (ctx.refTargets.has(ctx.record.id)) resolvePending(ctx, stored, getHooks());
     },
     afterDelete(ctx, seq, _doc) {
       const store = ctx.store;
       const collId = ctx.record.id;
-      const old = store.aux.get(['ref', collId, seq]) as RefRecord | undefined;
-      removeReverse(store, collId, seq, old, ctx.schema);
-      store.aux.remove(['ref', collId, seq]);
-      cascade(ctx, seq, getHooks());
+      if (refFields(ctx.schema).length > 0) {
+        const old = store.aux.get(['ref', collId, seq]) as RefRecord | undefined;
+        removeReverse(store, collId, seq, old, ctx.schema);
+        store.aux.remove(['ref', collId, seq]);
+      }
+      if (!ctx.refTargets) ctx.refTargets = referencedCollections(store);
+      if (ctx.refTargets.has(collId)) cascade(ctx, seq, getHooks());
     },
   };
 }

@@ -144,6 +144,9 @@ export class Schema {
   readonly byId = new Map<number, Field>();
   readonly patterns: Field[] = [];
   readonly hasPatterns: boolean;
+  /** Fields the write hooks care about, computed once per schema version (hot: every write). */
+  readonly vectorFields: Field[];
+  readonly referenceFields: Field[];
 
   constructor(record: CollectionRecord) {
     this.record = record;
@@ -154,6 +157,8 @@ export class Schema {
       else this.byName.set(f.name, f);
     }
     this.hasPatterns = this.patterns.length > 0;
+    this.vectorFields = this.fields.filter((f) => f.kind === 'vector' && f.id > 0);
+    this.referenceFields = this.fields.filter((f) => !!f.reference && f.id > 0);
   }
 
   get name(): string {

@@ -13,7 +13,7 @@ function same(a: Float32Array | undefined, b: ArrayLike<number>): boolean {
 
 export const vectorHooks: WriteHooks = {
   beforeWrite(ctx, seq, _stored, values, previous) {
-    const vecFields = ctx.schema.fields.filter((f) => f.kind === 'vector' && f.id > 0);
+    const vecFields = ctx.schema.vectorFields;
     if (vecFields.length === 0) return;
     for (const f of vecFields) {
       const entry = values.find(([vf]) => vf.id === f.id);
@@ -26,8 +26,6 @@ export const vectorHooks: WriteHooks = {
     }
   },
   afterDelete(ctx, seq) {
-    for (const f of ctx.schema.fields) {
-      if (f.kind === 'vector' && f.id > 0) putVector(ctx.store, ctx.record.id, f.id, seq, undefined);
-    }
+    for (const f of ctx.schema.vectorFields) putVector(ctx.store, ctx.record.id, f.id, seq, undefined);
   },
 };
