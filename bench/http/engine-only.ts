@@ -1,0 +1,37 @@
+/**
+ * The engine alone, no HTTP: searches per second of one thread over the same queries
+ * as bench.ts. The gap between this and the HTTP figures is the cost of the server.
+ *
+ *   node bench/http/run.mjs engine-only.ts [--data-dir DIR] [--dataset FILE] [--n 3000]
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { Engine } from '../../src/engine.js';
+import { DEFAULT_DATASET, QUERY_BY, loadDebian, makeQueries, vocabulary } from './debian.js';
+
+function arg(name: string, dflt: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : dflt;
+}
+const dataset = arg('dataset', DEFAULT_DATASET);
+const dataDir = arg('data-dir', path.join(os.tmpdir(), 'fathom-bench-debian'));
+const n = Number(arg('n', '3000'));
+
+await loadDebian(dataDir, dataset);
+const queries = makeQueries(await vocabulary(dataset), n);
+const engine = Engine.open(dataDir, { merges: 'off' });
+for (const q of queries.slice(0, 300)) engine.searchSync('packages', { q, query_by: QUERY_BY, per_page: '10' });
+const times: number[] = [];
+const t0 = performance.now();
+for (const q of queries) {
+  const s = performance.now();
+  engine.searchSync('packages', { q, query_by: QUERY_BY, per_page: '10' });
+  times.push(performance.now() - s);
+}
+const total = performance.now() - t0;
+times.sort((a, b) => a - b);
+const pct = (p: number) => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))]!.toFixed(2);
+console.log(`engine only: ${n} searches in ${total.toFixed(0)} ms = ${Math.round((n * 1000) / total)} searches/s on one thread; p50 ${pct(50)} ms, p99 ${pct(99)} ms, max ${pct(100)} ms`);
+const slow = queries.map((q, i) => [q, i] as const);
+void slow;
+await engine.close();
