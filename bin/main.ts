@@ -10,6 +10,9 @@ import { exportCommand } from '../commands/export.js';
 import { documentsCommand } from '../commands/documents.js';
 import { searchCommand } from '../commands/search.js';
 import { stopwordsCommand } from '../commands/stopwords.js';
+import { serveCommand } from '../commands/serve.js';
+import { keysCommand } from '../commands/keys.js';
+import { exploreCommand } from '../commands/explore.js';
 import { UsageError, type ExitCode } from '../commands/common.js';
 import { FathomError } from '../src/errors.js';
 import { VERSION } from '../src/version.js';
@@ -44,7 +47,7 @@ const program = new Command('fathom')
   .exitOverride()
   .configureOutput({ writeErr: (s) => process.stderr.write(s) });
 
-const commands = [collectionsCommand(run), importCommand(run), exportCommand(run), documentsCommand(run), searchCommand(run), stopwordsCommand(run)];
+const commands = [collectionsCommand(run), importCommand(run), exportCommand(run), documentsCommand(run), searchCommand(run), stopwordsCommand(run), exploreCommand(run), serveCommand(run), keysCommand(run)];
 for (const c of commands) {
   program.addCommand(c);
   for (const sub of [c, ...c.commands]) {

@@ -159,8 +159,9 @@ export const SERVE_DEFAULTS = {
   /** Log level: fatal | error | warn | info (one line per request) | debug | trace | silent. */
   logLevel: 'info',
   /**
-   * Server processes sharing the data directory; 0 means one per CPU core. Range 0..64.
-   * Several processes beat worker threads here (see bench/http/README.md).
+   * Server processes sharing the data directory; 0 means one per CPU core, so that every
+   * core answers searches. Range 0..64. bench/http/README.md has the measurements of
+   * processes against worker threads and the conditions they were taken in.
    */
   processes: 0,
   /** After SIGTERM/SIGINT, in-flight requests get this long (ms) before connections are cut. */

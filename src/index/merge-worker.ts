@@ -6,10 +6,18 @@
  *
  * Messages in:  { id, collection, full }     out: { id, merges } | { id, error }
  */
+import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStore } from '../storage/store.js';
 import { mergeCollection } from './maintenance.js';
 
+// Merges are background work: on a busy machine, searches and imports win the CPU
+// (Linux applies niceness to the calling thread).
+try {
+  os.setPriority(10);
+} catch {
+  /* not permitted: normal priority */
+}
 const store = openStore((workerData as { dir: string }).dir, { create: false });
 
 parentPort!.on('message', async (msg: { id: number; collection: string; full?: boolean; maxMerges?: number }) => {

@@ -1,0 +1,94 @@
+/**
+ * `fathom serve`: the HTTP API over the data directory (src/server).
+ *
+ * Runs until SIGTERM or SIGINT, then stops gracefully and exits 0. With more than one
+ * process (the default on a multi-core machine) this process is the cluster primary and
+ * the same command runs again in each forked worker, which takes the serving role.
+ */
+import os from 'node:os';
+import { Command, Option } from 'commander';
+import { SERVER_DEFAULTS, SERVE_DEFAULTS } from '../src/defaults.js';
+import { parseChoice, parseIntOption, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
+
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+interface Opts {
+  dataDir: string;
+  apiKey?: string;
+  apiAddress: string;
+  apiPort: number;
+  enableCors?: boolean;
+  logLevel: (typeof LEVELS)[number];
+  processes: number;
+  enableSearchAnalytics?: boolean;
+  analyticsDir?: string;
+  analyticsFlushInterval?: number;
+}
+
+export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>): Command {
+  const cmd = new Command('serve')
+    .description('serve the HTTP API (Typesense-compatible) over the data directory')
+    .addOption(new Option('--api-key <key>', 'bootstrap admin key (never stored); without one, the first start creates a stored admin key and prints it once').env('FATHOM_API_KEY'))
+    .addOption(new Option('--api-address <address>', 'address to listen on').default(SERVER_DEFAULTS.address))
+    .addOption(new Option('--api-port <port>', 'port to listen on (0: any free port)').argParser(parseIntOption('api-port', 0, 65535)).default(SERVER_DEFAULTS.port))
+    .option('--enable-cors', 'answer CORS preflights and allow browser requests from any origin')
+    .addOption(new Option('--log-level <level>', LEVELS.join(' | ')).argParser(parseChoice('log-level', LEVELS)).default(SERVE_DEFAULTS.logLevel))
+    .addOption(
+      new Option('--processes <n>', 'server processes sharing the data directory (0: one per CPU core)')
+        .argParser(parseIntOption('processes', 0, 64))
+        .default(SERVE_DEFAULTS.processes),
+    )
+    .option('--enable-search-analytics', 'accepted for compatibility; analytics are not implemented yet')
+    .option('--analytics-dir <dir>', 'accepted for compatibility; analytics are not implemented yet')
+    .addOption(new Option('--analytics-flush-interval <seconds>', 'accepted for compatibility').argParser(parseIntOption('analytics-flush-interval', 60, 86_400 * 365)));
+  withDataDir(cmd);
+  cmd.action((opts: Opts) =>
+    run(async () => {
+      const { isClusterWorker, runClusterWorker, startCluster } = await import('../src/server/cluster.js');
+      if (isClusterWorker()) {
+        await runClusterWorker();
+        return 0;
+      }
+      const { ensureFirstKey, startServer } = await import('../src/server/serve.js');
+      if (opts.apiKey !== undefined && opts.apiKey.trim() === '') throw new UsageError('--api-key must not be empty');
+      const generated = await withEngine(opts.dataDir, (e) => ensureFirstKey(e.store, opts.apiKey), { merges: 'off' });
+      if (generated) {
+        process.stderr.write(
+          `No --api-key given and no keys in ${opts.dataDir}: created an admin key. It is shown only this once; keep it safe:\n\n    ${generated}\n\n`,
+        );
+      }
+      if (opts.enableSearchAnalytics || opts.analyticsDir || opts.analyticsFlushInterval) {
+        process.stderr.write('note: search analytics are not implemented yet; the analytics options are ignored\n');
+      }
+      const processes = opts.processes === 0 ? os.availableParallelism() : opts.processes;
+      const serveOpts = {
+        dataDir: opts.dataDir,
+        apiKey: opts.apiKey,
+        address: opts.apiAddress,
+        port: opts.apiPort,
+        enableCors: opts.enableCors,
+        logLevel: opts.logLevel,
+      };
+      let stop: () => Promise<void>;
+      let done: Promise<void>;
+      if (processes <= 1) {
+        const s = await startServer(serveOpts);
+        stop = s.stop;
+        done = new Promise<void>((resolve) => {
+          const orig = s.stop;
+          stop = () => orig().then(resolve);
+        });
+      } else {
+        const c = await startCluster(serveOpts, processes);
+        stop = c.stop;
+        done = c.done;
+      }
+      const onSignal = () => void stop();
+      process.once('SIGTERM', onSignal);
+      process.once('SIGINT', onSignal);
+      await done;
+      return 0;
+    }),
+  );
+  return cmd;
+}

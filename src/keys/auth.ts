@@ -1,0 +1,79 @@
+/**
+ * src/keys/auth.ts: who is calling, and may they do this?
+ *
+ * `identify` turns a presented key value into a Principal: the bootstrap key given at
+ * start-up (`--api-key`, never stored), a stored key, or a scoped search key. `authorize`
+ * checks a Principal against one Access (action + collections). Both answer with a
+ * reason instead of throwing, so the HTTP layer picks the status and message.
+ *
+ * Hot: runs on every request. Costs one SHA-256 and two LMDB reads for a stored key; a
+ * scoped key adds one HMAC per candidate parent. Everything is read from LMDB on each
+ * call, so keys created or deleted by another process (or by `fathom keys`) take effect
+ * at once.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Store } from '../storage/store.js';
+import { findKeyByValue, SEARCH_ACTION } from './keys.js';
+import { allows, type Access, type Scope } from './scope.js';
+import { multiSearchLimit, verifyScopedKey } from './scoped.js';
+
+export interface Principal {
+  kind: 'bootstrap' | 'key' | 'scoped';
+  /** Stored key id (for a scoped key, its parent's). */
+  keyId?: number;
+  scope: Scope;
+  /** Search parameters forced by a scoped key. */
+  embedded?: Record<string, unknown>;
+  /** Searches allowed in one multi_search (scoped keys only). */
+  multiSearchLimit?: number;
+}
+
+export type Identity = { ok: true; principal: Principal } | { ok: false; reason: 'missing' | 'invalid' | 'expired' };
+
+const ADMIN: Scope = { actions: ['*'], collections: ['*'] };
+
+function sha256(s: string): Buffer {
+  return createHash('sha256').update(s).digest();
+}
+
+export class Authenticator {
+  private readonly bootstrapHash?: Buffer;
+
+  constructor(
+    private readonly store: Store,
+    bootstrapKey?: string,
+  ) {
+    if (bootstrapKey) this.bootstrapHash = sha256(bootstrapKey);
+  }
+
+  identify(presented: string | undefined, nowSeconds = Date.now() / 1000): Identity {
+    if (presented === undefined || presented === '') return { ok: false, reason: 'missing' };
+    if (this.bootstrapHash && timingSafeEqual(sha256(presented), this.bootstrapHash)) {
+      return { ok: true, principal: { kind: 'bootstrap', scope: ADMIN } };
+    }
+    const rec = findKeyByValue(this.store, presented);
+    if (rec) {
+      if (nowSeconds > rec.expires_at) return { ok: false, reason: 'expired' };
+      return { ok: true, principal: { kind: 'key', keyId: rec.id, scope: rec } };
+    }
+    const scoped = verifyScopedKey(this.store, presented);
+    if (!scoped) return { ok: false, reason: 'invalid' };
+    if (nowSeconds > scoped.expiresAt) return { ok: false, reason: 'expired' };
+    return {
+      ok: true,
+      principal: {
+        kind: 'scoped',
+        keyId: scoped.parent.id,
+        scope: scoped.parent,
+        embedded: scoped.params,
+        multiSearchLimit: multiSearchLimit(scoped.params),
+      },
+    };
+  }
+
+  /** True when the principal may perform `access`. Scoped keys only ever search. */
+  authorize(p: Principal, access: Access): boolean {
+    if (p.kind === 'scoped' && access.action !== SEARCH_ACTION) return false;
+    return allows(p.scope, access);
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * src/keys/scope.ts: does this key allow this action on these collections?
+ *
+ * Actions are `resource:verb` (`documents:search`, `collections:create`, `keys:list`).
+ * A key's action entry matches when each part is equal or `*`; the entry `*` alone
+ * allows everything. A key's collection entries are regular expressions matched against
+ * the whole collection name (`org_.*` covers every name starting with `org_`); `*` alone
+ * means every collection. When the request names an alias, either the alias or the
+ * collection behind it may match, so a key for `products` keeps working after
+ * `products` becomes an alias of `products_v2`.
+ *
+ * Hot: `allows` runs on every authenticated request; compiled patterns are cached.
+ */
+import { FathomError } from '../errors.js';
+import { KEY_LIMITS } from '../defaults.js';
+
+/** One thing a request does, as a key scope sees it. */
+export interface Access {
+  /** `resource:verb`, e.g. `documents:search`. */
+  action: string;
+  /**
+   * Collections touched, each as the requested name plus the collection it stands for
+   * when it is an alias. Empty for routes that touch no collection (keys, stopwords).
+   */
+  collections: Array<{ name: string; target?: string }>;
+}
+
+export interface Scope {
+  actions: string[];
+  collections: string[];
+}
+
+const compiled = new Map<string, RegExp>();
+
+function patternFor(entry: string): RegExp {
+  let re = compiled.get(entry);
+  if (!re) {
+    re = new RegExp(`^(?:${entry})$`, 'u');
+    if (compiled.size > KEY_LIMITS.patternCacheSize) compiled.clear();
+    compiled.set(entry, re);
+  }
+  return re;
+}
+
+/** Throws BAD_REQUEST when a collection entry is not a valid regular expression. */
+export function checkCollectionPattern(entry: string): void {
+  if (entry === '*') return;
+  try {
+    patternFor(entry);
+  } catch (e) {
+    throw new FathomError('BAD_REQUEST', `\`collections\` entry \`${entry}\` is not a valid regular expression: ${(e as Error).message}`);
+  }
+}
+
+/** Throws BAD_REQUEST unless an action entry has the shape `*` or `resource:verb`. */
+export function checkActionPattern(entry: string): void {
+  if (entry === '*') return;
+  if (!/^[a-z_.*/-]+:[a-z_*-]+$/i.test(entry)) {
+    throw new FathomError('BAD_REQUEST', `\`actions\` entry \`${entry}\` must be \`*\` or look like \`resource:verb\` (for example \`documents:search\`)`);
+  }
+}
+
+export function actionAllowed(entries: readonly string[], action: string): boolean {
+  const colon = action.indexOf(':');
+  const resource = action.slice(0, colon);
+  const verb = action.slice(colon + 1);
+  for (const e of entries) {
+    if (e === '*' || e === action) return true;
+    const c = e.indexOf(':');
+    if (c < 0) continue;
+    const r = e.slice(0, c);
+    const v = e.slice(c + 1);
+    if ((r === '*' || r === resource) && (v === '*' || v === verb)) return true;
+  }
+  return false;
+}
+
+export function collectionAllowed(entries: readonly string[], name: string): boolean {
+  for (const e of entries) {
+    if (e === '*' || e === name) return true;
+    try {
+      if (patternFor(e).test(name)) return true;
+    } catch {
+      /* an invalid stored pattern matches nothing */
+    }
+  }
+  return false;
+}
+
+/** True when `scope` allows `access`: the action, and every collection it touches. */
+export function allows(scope: Scope, access: Access): boolean {
+  if (!actionAllowed(scope.actions, access.action)) return false;
+  for (const c of access.collections) {
+    if (collectionAllowed(scope.collections, c.name)) continue;
+    if (c.target !== undefined && c.target !== c.name && collectionAllowed(scope.collections, c.target)) continue;
+    return false;
+  }
+  return true;
+}

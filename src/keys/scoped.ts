@@ -1,0 +1,100 @@
+/**
+ * src/keys/scoped.ts: scoped search keys, derived by a client from a search-only key.
+ *
+ * Format, as the reference's clients make them (`generateScopedSearchKey`):
+ *
+ *   base64( base64(HMAC-SHA256(parentValue, paramsJson)) + parentValue[0..4) + paramsJson )
+ *
+ * The server finds the parent by its 4-character prefix, recomputes the HMAC with the
+ * parent's value and compares in constant time. The embedded parameters are then forced
+ * onto every search made with the key: `filter_by` is AND-ed with the request's own
+ * filter, every other embedded parameter replaces the request's. `expires_at` in the
+ * parameters ends the scoped key (the parent's expiry still applies), and
+ * `limit_multi_searches` caps the searches of one multi_search.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { KEY_LIMITS } from '../defaults.js';
+import { isPlainObject } from '../json.js';
+import type { Store } from '../storage/store.js';
+import { canParentScopedKeys, findParentCandidates, type KeyRecord } from './keys.js';
+
+/** Length of a base64 SHA-256 digest. */
+const DIGEST_CHARS = 44;
+
+export interface ScopedKey {
+  parent: KeyRecord;
+  params: Record<string, unknown>;
+  /** min(parent expiry, embedded expires_at), Unix seconds. */
+  expiresAt: number;
+}
+
+/** Parameters that steer the key itself and are never passed to a search. */
+const KEY_ONLY_PARAMS = new Set(['expires_at', 'limit_multi_searches']);
+
+function digestOf(secret: string, paramsJson: string): string {
+  return createHmac('sha256', secret).update(paramsJson).digest('base64');
+}
+
+/** Makes a scoped search key (what the reference's clients do; used by tests and tools). */
+export function generateScopedSearchKey(parentValue: string, params: Record<string, unknown>): string {
+  const json = JSON.stringify(params);
+  return Buffer.from(digestOf(parentValue, json) + parentValue.slice(0, KEY_LIMITS.prefixLength) + json).toString('base64');
+}
+
+/**
+ * Verifies a presented value as a scoped search key. Undefined when it is not one, or
+ * when no stored search-only key signed it. Expiry is left to the caller.
+ */
+export function verifyScopedKey(store: Store, presented: string): ScopedKey | undefined {
+  if (presented.length < 64 || !/^[A-Za-z0-9+/]+={0,2}$/.test(presented)) return undefined;
+  const decoded = Buffer.from(presented, 'base64').toString('utf8');
+  if (decoded.length < DIGEST_CHARS + KEY_LIMITS.prefixLength + 2) return undefined;
+  const digest = Buffer.from(decoded.slice(0, DIGEST_CHARS));
+  const prefix = decoded.slice(DIGEST_CHARS, DIGEST_CHARS + KEY_LIMITS.prefixLength);
+  const json = decoded.slice(DIGEST_CHARS + KEY_LIMITS.prefixLength);
+  for (const parent of findParentCandidates(store, prefix)) {
+    if (parent.value === undefined || !canParentScopedKeys(parent.actions)) continue;
+    const expected = Buffer.from(digestOf(parent.value, json));
+    if (expected.length !== digest.length || !timingSafeEqual(expected, digest)) continue;
+    let params: unknown;
+    try {
+      params = JSON.parse(json);
+    } catch {
+      return undefined;
+    }
+    if (!isPlainObject(params)) return undefined;
+    let expiresAt = parent.expires_at;
+    if (params.expires_at !== undefined) {
+      const e = params.expires_at;
+      if (typeof e !== 'number' || !Number.isSafeInteger(e) || e < 0) return undefined;
+      expiresAt = Math.min(expiresAt, e);
+    }
+    return { parent, params, expiresAt };
+  }
+  return undefined;
+}
+
+/**
+ * Search parameters with a scoped key's embedded ones forced on: `filter_by` is AND-ed
+ * (each side in parentheses, so an `||` in the request cannot escape the key's filter),
+ * everything else embedded wins over the request.
+ */
+export function applyEmbedded(request: Record<string, unknown>, embedded: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...request };
+  for (const [k, v] of Object.entries(embedded)) {
+    if (KEY_ONLY_PARAMS.has(k)) continue;
+    if (k === 'filter_by') {
+      const own = request.filter_by;
+      const mine = typeof v === 'string' ? v : String(v);
+      if (mine.trim() === '') continue;
+      out.filter_by = typeof own === 'string' && own.trim() !== '' ? `(${own}) && (${mine})` : mine;
+    } else out[k] = v;
+  }
+  return out;
+}
+
+/** The cap on searches per multi_search embedded in a scoped key, if any. */
+export function multiSearchLimit(embedded: Record<string, unknown>): number | undefined {
+  const v = embedded.limit_multi_searches;
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined;
+}

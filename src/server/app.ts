@@ -1,0 +1,208 @@
+/**
+ * src/server/app.ts: the HTTP API as a Fastify instance over one Engine.
+ *
+ * Routes are thin: parameters are checked at the edge (params.ts, body.ts), the key is
+ * checked before the body is read (access.ts), one Engine call does the work, and any
+ * error becomes `{"message": ...}` with its status (errors.ts). The same app serves a
+ * single process or each process of a cluster (cluster.ts).
+ *
+ * Request pipeline:
+ *
+ *   onRequest: query-string length -> CORS headers -> key and scope
+ *   body:      JSON (limited) | raw stream (import only)
+ *   handler:   one Engine call
+ *   onResponse: one log line, stats
+ */
+import type { Writable } from 'node:stream';
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
+import { SERVER_DEFAULTS, SERVE_DEFAULTS } from '../defaults.js';
+import { FathomError } from '../errors.js';
+import { stringifyJson } from '../json.js';
+import type { Engine } from '../engine.js';
+import { Authenticator } from '../keys/auth.js';
+import { authHook } from './access.js';
+import { installJsonParsers } from './body.js';
+import { Importer } from './importer.js';
+import { loggerOptions, type LogLevel } from './log.js';
+import type { ServerContext } from './context.js';
+import { sendError } from './errors.js';
+import { RequestStats, type Family } from './stats.js';
+import { collectionRoutes } from './routes/collections.js';
+import { documentRoutes } from './routes/documents.js';
+import { searchRoutes } from './routes/search.js';
+import { aliasRoutes, keyRoutes, stopwordRoutes } from './routes/admin.js';
+import { opsRoutes } from './routes/ops.js';
+
+export interface AppOptions {
+  engine: Engine;
+  /** Bootstrap key (`--api-key`): an admin key that is never stored. */
+  apiKey?: string;
+  /** Answer CORS preflights and allow every origin. */
+  enableCors?: boolean;
+  /** Log level (default SERVE_DEFAULTS.logLevel). */
+  logLevel?: LogLevel;
+  /** Where log lines go (default stdout). */
+  logStream?: Writable;
+  /** `role` field of log lines. */
+  role?: string;
+  /** Largest JSON body in bytes (default SERVER_DEFAULTS.maxBodyBytes). Imports stream and are not limited. */
+  bodyLimit?: number;
+  /** Longest GET query string in characters (default SERVER_DEFAULTS.maxQueryStringLength). */
+  maxQueryStringLength?: number;
+  /** Node's check interval for slow clients, ms (default SERVE_DEFAULTS.connectionsCheckIntervalMs). */
+  connectionsCheckIntervalMs?: number;
+  /** Time allowed to send the request headers, ms (default SERVER_DEFAULTS.headersTimeoutMs). */
+  headersTimeoutMs?: number;
+  /** Idle connection limit, ms (default SERVE_DEFAULTS.socketIdleTimeoutMs). */
+  socketIdleTimeoutMs?: number;
+  /**
+   * Runs one search and returns the JSON answer (default: the engine, on this thread).
+   * The benchmark's worker-threads experiment plugs a thread pool in here.
+   */
+  searchExecutor?: (collection: string, params: Record<string, unknown>) => Promise<string>;
+  /** Called after every write to a collection (cluster: tells the merging process). */
+  afterWrite?: (collection: string) => void;
+}
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** Which stats family a route belongs to. */
+function familyOf(method: string, route: string | undefined): Family {
+  if (!route) return undefined;
+  if (route.endsWith('/documents/search') || route === '/multi_search') return 'search';
+  if (route.endsWith('/documents/import')) return 'import';
+  if (route.includes('/documents')) {
+    if (method === 'DELETE') return 'delete';
+    if (method !== 'GET') return 'write';
+  }
+  return undefined;
+}
+
+/** The request URL with any API key in the query string masked (for logs). */
+export function redactUrl(url: string): string {
+  if (url.indexOf('api-key') < 0) return url;
+  return url.replace(/([?&](?:x-typesense-api-key|x-service-api-key)=)[^&]*/gi, '$1***');
+}
+
+export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerContext; setHealthy(ok: boolean): void } {
+  const bodyLimit = opts.bodyLimit ?? SERVER_DEFAULTS.maxBodyBytes;
+  const maxQuery = opts.maxQueryStringLength ?? SERVER_DEFAULTS.maxQueryStringLength;
+  const headersTimeout = opts.headersTimeoutMs ?? SERVER_DEFAULTS.headersTimeoutMs;
+  // Node only closes silent connections when the idle limit is not above the headers limit.
+  const idleTimeout = Math.min(opts.socketIdleTimeoutMs ?? SERVE_DEFAULTS.socketIdleTimeoutMs, headersTimeout);
+  const app = Fastify({
+    logger: loggerOptions(opts.logLevel ?? (SERVE_DEFAULTS.logLevel as LogLevel), opts.role ?? 'server', opts.logStream),
+    // One line per request comes from the onResponse hook below, not Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit,
+    routerOptions: { maxParamLength: SERVE_DEFAULTS.maxParamLength },
+    return503OnClosing: true,
+    connectionTimeout: idleTimeout,
+    forceCloseConnections: 'idle',
+    keepAliveTimeout: SERVER_DEFAULTS.keepAliveTimeoutMs,
+    requestTimeout: SERVER_DEFAULTS.requestTimeoutMs, // 0: imports may run for minutes
+    http: {
+      connectionsCheckingInterval: opts.connectionsCheckIntervalMs ?? SERVE_DEFAULTS.connectionsCheckIntervalMs,
+      headersTimeout,
+    },
+  });
+
+  const engine = opts.engine;
+  const auth = new Authenticator(engine.store, opts.apiKey);
+  const stats = new RequestStats();
+  const ctx: ServerContext = {
+    engine,
+    auth,
+    stats,
+    bodyLimit,
+    afterWrite: opts.afterWrite ?? ((c) => engine.maintain(c)),
+    search: opts.searchExecutor ?? (async (c, p) => stringifyJson(await engine.search(c, p))),
+    importer: undefined as unknown as Importer,
+  };
+  ctx.importer = new Importer(engine, ctx.afterWrite);
+  app.addHook('onClose', async () => ctx.importer.close());
+  let healthy = true;
+
+  app.decorateRequest('principal', null);
+  app.setReplySerializer((payload) => stringifyJson(payload));
+  installJsonParsers(app, bodyLimit);
+
+  app.addHook('onRequest', async (req: FastifyRequest) => {
+    const url = req.raw.url ?? '';
+    const q = url.indexOf('?');
+    if (q >= 0 && url.length - q - 1 > maxQuery && (req.method === 'GET' || req.method === 'HEAD')) {
+      throw new FathomError('BAD_REQUEST', `the query string is longer than ${maxQuery} characters; send long searches with POST /multi_search`);
+    }
+  });
+  if (opts.enableCors) {
+    app.addHook('onRequest', async (req, reply) => {
+      void reply.header('access-control-allow-origin', req.headers.origin ?? '*').header('vary', 'Origin');
+    });
+    app.options('*', (req, reply) => {
+      void reply
+        .code(204)
+        .header('access-control-allow-methods', METHODS.join(', '))
+        .header('access-control-allow-headers', req.headers['access-control-request-headers'] ?? 'content-type, x-typesense-api-key, x-service-api-key')
+        .header('access-control-max-age', '86400')
+        .send();
+    });
+  }
+  app.addHook('onRequest', authHook(auth, engine));
+
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url;
+    const ms = reply.elapsedTime;
+    stats.record(`${req.method} ${route ?? '(unknown route)'}`, familyOf(req.method, route), ms);
+    req.log.info(
+      { method: req.method, url: redactUrl(req.raw.url ?? ''), status: reply.statusCode, ms: Math.round(ms * 100) / 100, key: req.principal?.keyId },
+      'request',
+    );
+  });
+
+  app.setErrorHandler((err, req, reply) => sendError(err, req, reply, req.log, bodyLimit));
+  app.setNotFoundHandler((req, reply) => {
+    void reply.code(404).send({ message: `no route for ${req.method} ${(req.raw.url ?? '').split('?')[0]}` });
+  });
+
+  // 405 for a known path with a method it does not have: collect routes as they are added.
+  const table = new Map<string, Set<string>>();
+  app.addHook('onRoute', (r) => {
+    if (r.config && (r.config as { methodNotAllowed?: boolean }).methodNotAllowed) return;
+    if (r.url === '*') return;
+    const set = table.get(r.url) ?? new Set<string>();
+    for (const m of [r.method].flat()) set.add(String(m));
+    table.set(r.url, set);
+  });
+
+  opsRoutes(app, ctx, () => healthy);
+  collectionRoutes(app, ctx);
+  documentRoutes(app, ctx);
+  searchRoutes(app, ctx);
+  aliasRoutes(app, ctx);
+  keyRoutes(app, ctx);
+  stopwordRoutes(app, ctx);
+
+  app.register(async (child) => {
+    for (const [url, methods] of table) {
+      const others = METHODS.filter((m) => !methods.has(m));
+      if (others.length === 0) continue;
+      const allow = METHODS.filter((m) => methods.has(m)).join(', ');
+      child.route({
+        method: others as unknown as string[],
+        url,
+        config: { methodNotAllowed: true } as object,
+        // Answer before any body is read or any key is checked.
+        onRequest: async (req, reply) => reply.code(405).header('allow', allow).send({ message: `${req.method} is not allowed on ${url}; use ${allow}` }),
+        handler: () => undefined,
+      });
+    }
+  });
+
+  return {
+    app,
+    ctx,
+    setHealthy(ok: boolean) {
+      healthy = ok;
+    },
+  };
+}

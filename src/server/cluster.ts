@@ -1,0 +1,175 @@
+/**
+ * src/server/cluster.ts: several server processes over one data directory.
+ *
+ * Searches are synchronous CPU work, so one Node process uses one core. The primary
+ * process forks N workers; each opens the LMDB environment itself (LMDB is safe across
+ * processes), serves HTTP on the shared port (Node's cluster module hands connections
+ * round-robin), and answers every route. The primary serves nothing: it owns the
+ * background work that must happen once per directory:
+ *
+ *   - segment merges: workers open the engine with merges off and, after each write
+ *     (each import batch included), send `{type: 'write', collection}`; the primary's
+ *     engine queues the merge in its merge thread;
+ *   - the hourly purge of expired `autodelete` keys;
+ *   - restarting a worker that dies, and the graceful stop of all of them.
+ *
+ * bench/http/README.md has the measurements that chose processes over worker threads.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import { Engine } from '../engine.js';
+import { primaryLog } from './log.js';
+import { schedulePurge, startServer, type RunningServer, type ServeOptions } from './serve.js';
+
+type ToWorker = { type: 'config'; opts: Omit<ServeOptions, 'logStream'> } | { type: 'stop' };
+type ToPrimary = { type: 'ready' } | { type: 'listening'; port: number; address: string } | { type: 'write'; collection: string };
+
+/** Restarts of crashed workers allowed per minute before the primary gives up. */
+const MAX_RESTARTS_PER_MINUTE = 10;
+const RESTART_DELAY_MS = 1000;
+
+export interface RunningCluster {
+  port: number;
+  address: string;
+  stop(): Promise<void>;
+  /** Resolves when every worker has exited (after stop, or when they could not be kept up). */
+  done: Promise<void>;
+}
+
+/** Runs in the primary: forks `processes` workers and keeps them up until stop(). */
+export async function startCluster(opts: ServeOptions, processes: number, exec?: { file: string; args: string[] }): Promise<RunningCluster> {
+  const log = primaryLog(opts.logLevel ?? 'info');
+  const engine = Engine.open(opts.dataDir, { merges: 'worker' });
+  const cancelPurge = schedulePurge(engine.store, (e) => log('error', 'purging expired keys failed', { err: String(e) }));
+  if (exec) cluster.setupPrimary({ exec: exec.file, args: exec.args });
+  const { logStream: _ignored, ...workerOpts } = opts;
+  let stopping = false;
+  const restarts: number[] = [];
+  let resolveDone!: () => void;
+  const done = new Promise<void>((r) => (resolveDone = r));
+  // Every worker asks for the port as given: with 0, the cluster module hands them all
+  // the same free port (asking for the one the first got would be a second bind).
+  let port = opts.port ?? 0;
+  let address = opts.address ?? '0.0.0.0';
+
+  const fork = (): Promise<Worker> =>
+    new Promise((resolve, reject) => {
+      const w = cluster.fork({ FATHOM_SERVE_ROLE: 'worker' });
+      let listening = false;
+      w.on('message', (m: ToPrimary) => {
+        // The worker asks once it listens for messages (one sent earlier would be lost).
+        if (m.type === 'ready') w.send({ type: 'config', opts: workerOpts } satisfies ToWorker);
+        else if (m.type === 'listening') {
+          listening = true;
+          port = m.port;
+          address = m.address;
+          resolve(w);
+        } else if (m.type === 'write') engine.maintain(m.collection);
+      });
+      w.on('exit', (code, signal) => {
+        if (!listening) {
+          reject(new Error(`a server process exited (${signal ?? `code ${code}`}) before it could listen; see the log above`));
+          return;
+        }
+        if (stopping) return;
+        log('error', 'a server process died; starting another', { worker: w.process.pid, code, signal });
+        const now = Date.now();
+        restarts.push(now);
+        while (restarts.length && restarts[0]! < now - 60_000) restarts.shift();
+        if (restarts.length > MAX_RESTARTS_PER_MINUTE) {
+          log('fatal', 'server processes keep dying; stopping', {});
+          void stop();
+          return;
+        }
+        // A moment's pause: when the whole process group is being stopped, the primary's
+        // own signal arrives meanwhile and no replacement is started.
+        setTimeout(() => {
+          if (!stopping) fork().catch((e) => log('error', 'could not restart a server process', { err: String(e) }));
+        }, RESTART_DELAY_MS);
+      });
+    });
+
+  // The first worker picks the port (when 0); the others share it.
+  try {
+    await fork();
+    await Promise.all(Array.from({ length: processes - 1 }, fork));
+  } catch (e) {
+    stopping = true;
+    for (const w of Object.values(cluster.workers ?? {})) w?.kill();
+    cancelPurge();
+    await engine.close();
+    throw e;
+  }
+  log('info', 'serving', { address, port, processes, dataDir: engine.dir });
+
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      stopping = true;
+      cancelPurge();
+      log('info', 'stopping server processes');
+      const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => !!w);
+      await Promise.all(
+        workers.map(
+          (w) =>
+            new Promise<void>((resolve) => {
+              if (w.isDead()) return resolve();
+              w.once('exit', () => resolve());
+              try {
+                w.send({ type: 'stop' } satisfies ToWorker);
+              } catch {
+                w.kill();
+              }
+            }),
+        ),
+      );
+      await engine.close();
+      log('info', 'stopped');
+      resolveDone();
+    })());
+  return { port, address, stop, done };
+}
+
+/** True in a process forked by startCluster. */
+export function isClusterWorker(): boolean {
+  return cluster.isWorker && process.env.FATHOM_SERVE_ROLE === 'worker';
+}
+
+/**
+ * Runs in a worker: waits for its configuration, serves until told to stop (or
+ * SIGTERM/SIGINT), then resolves.
+ */
+export async function runClusterWorker(): Promise<void> {
+  const opts = await new Promise<ServeOptions>((resolve) => {
+    const on = (m: ToWorker) => {
+      if (m.type === 'config') {
+        process.off('message', on);
+        resolve(m.opts);
+      }
+    };
+    process.on('message', on);
+    process.send?.({ type: 'ready' } satisfies ToPrimary);
+  });
+  // Writes are reported to the primary at most once per collection per tick.
+  const pending = new Set<string>();
+  let flush: NodeJS.Immediate | undefined;
+  const afterWrite = (collection: string) => {
+    pending.add(collection);
+    flush ??= setImmediate(() => {
+      flush = undefined;
+      for (const c of pending) process.send?.({ type: 'write', collection: c } satisfies ToPrimary);
+      pending.clear();
+    });
+  };
+  const server: RunningServer = await startServer(opts, { engine: { merges: 'off' }, role: 'worker', afterWrite, purgeKeys: false });
+  process.send?.({ type: 'listening', port: server.port, address: server.address } satisfies ToPrimary);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.on('message', (m: ToWorker) => m.type === 'stop' && stop());
+    process.once('SIGTERM', stop);
+    // Ctrl-C reaches the whole process group; the primary coordinates the stop.
+    process.on('SIGINT', () => {});
+    process.once('disconnect', stop);
+  });
+  await server.stop();
+}
+

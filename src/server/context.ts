@@ -1,0 +1,24 @@
+/**
+ * src/server/context.ts: what every route module is given.
+ */
+import type { Engine } from '../engine.js';
+import type { Authenticator } from '../keys/auth.js';
+import type { Importer } from './importer.js';
+import type { RequestStats } from './stats.js';
+
+export interface ServerContext {
+  engine: Engine;
+  auth: Authenticator;
+  stats: RequestStats;
+  /** Largest JSON body, bytes. */
+  bodyLimit: number;
+  /**
+   * Called after a write to a collection. In a cluster the processes that serve HTTP do
+   * not merge segments; this tells the process that does (see cluster.ts).
+   */
+  afterWrite(collection: string): void;
+  /** Runs imports off the serving thread. */
+  importer: Importer;
+  /** One search, answered as JSON text (app.ts `searchExecutor`). Hot. */
+  search(collection: string, params: Record<string, unknown>): Promise<string>;
+}

@@ -1,0 +1,56 @@
+/**
+ * Search: GET /collections/:collection/documents/search and POST /multi_search.
+ *
+ * A scoped search key's embedded parameters are forced onto every search here
+ * (src/keys/scoped.ts `applyEmbedded`): its `filter_by` is AND-ed with the request's,
+ * so a client cannot widen what the key may see.
+ */
+import type { FastifyInstance } from 'fastify';
+import { FathomError } from '../../errors.js';
+import { isPlainObject, stringifyJson } from '../../json.js';
+import { applyEmbedded } from '../../keys/scoped.js';
+import { SEARCH_ACTION } from '../../keys/keys.js';
+import { authorize, target } from '../access.js';
+import type { ServerContext } from '../context.js';
+import { withoutKeys, type Query } from '../params.js';
+
+type P = { collection: string };
+
+export function searchRoutes(app: FastifyInstance, ctx: ServerContext): void {
+  const { engine, auth } = ctx;
+
+  // Hot: the route the daemon exists for. Parameters go to the engine as strings; the
+  // answer is serialised here once and sent as a string.
+  app.get<{ Params: P }>(
+    '/collections/:collection/documents/search',
+    { config: { auth: { action: SEARCH_ACTION, collectionParam: 'collection' } } },
+    async (req, reply) => {
+      let params = withoutKeys(req.query as Query);
+      const embedded = req.principal?.embedded;
+      if (embedded) params = applyEmbedded(params, embedded);
+      const json = await ctx.search(req.params.collection, params);
+      return reply.type('application/json; charset=utf-8').send(json);
+    },
+  );
+
+  app.post('/multi_search', { config: { auth: { action: SEARCH_ACTION } } }, async (req, reply) => {
+    const body = req.body;
+    if (!isPlainObject(body) || !Array.isArray(body.searches)) {
+      throw new FathomError('BAD_REQUEST', 'the request body must be a JSON object with a `searches` array');
+    }
+    const common = withoutKeys(req.query as Query);
+    const p = req.principal!;
+    if (p.multiSearchLimit !== undefined && body.searches.length > p.multiSearchLimit) {
+      throw new FathomError('BAD_REQUEST', `this API key allows at most ${p.multiSearchLimit} searches in one multi_search`);
+    }
+    // Every collection named must be allowed, or the whole request is refused.
+    const searches = body.searches.map((s: unknown) => {
+      if (!isPlainObject(s)) return s; // the engine reports it in its own slot
+      const merged = { ...common, ...s };
+      if (typeof merged.collection === 'string') authorize(auth, req, { action: SEARCH_ACTION, collections: [target(engine, merged.collection)] });
+      return p.embedded ? applyEmbedded(merged, p.embedded) : merged;
+    });
+    const result = await engine.multiSearch(searches, {});
+    return reply.type('application/json; charset=utf-8').send(stringifyJson(result));
+  });
+}
