@@ -22,16 +22,15 @@ export function exportCommand(run: (fn: () => Promise<ExitCode>) => Promise<void
   cmd.action((collection: string, opts: Opts) =>
     run(async () => {
       const { parseFieldList } = await import('../src/io/project.js');
-      const { stringifyJson } = await import('../src/json.js');
       await withEngine(opts.dataDir, async (engine) => {
-        const docs = engine.exportDocuments(collection, {
+        const lines = engine.exportLines(collection, {
           include: parseFieldList(opts.includeFields),
           exclude: parseFieldList(opts.excludeFields),
           filterBy: opts.filterBy,
         });
         let buf = '';
-        for (const doc of docs) {
-          buf += stringifyJson(doc) + '\n';
+        for (const line of lines) {
+          buf += line + '\n';
           if (buf.length > 1 << 16) {
             if (!(await out(buf))) return;
             buf = '';

@@ -18,7 +18,7 @@ import {
 import { applyBatch, type BatchOp, type OpResult, type WriteAction, type WriteHooks } from './collection/writer.js';
 import type { DirtyValues } from './document/document.js';
 import { importLines, type ImportOptions, type ImportSummary, type ResultSink } from './io/import.js';
-import { exportDocuments, type ExportOptions } from './io/export.js';
+import { exportDocuments, exportLines, type ExportOptions } from './io/export.js';
 import { Merger } from './index/merger.js';
 import { vectorHooks } from './vector/hooks.js';
 import { forgetGraphs, saveGraphs, vectorIndex } from './vector/hnsw.js';
@@ -246,6 +246,16 @@ export class Engine {
     );
     this.afterWrite(collection);
     return summary;
+  }
+
+  /** Like exportDocuments, as JSON text lines (stored text streamed as it is when nothing is projected). */
+  exportLines(collection: string, opts: ExportOptions & { filterBy?: string } = {}): Generator<string> {
+    const schema = getSchema(this.store, collection);
+    const joins = parseJoinIncludes(opts.include, opts.exclude);
+    const o: ExportOptions = { ...opts };
+    if (joins.length > 0) o.decorate = (doc, seq) => decorateWithJoins(this.store, schema, joins, doc, seq);
+    if (opts.filterBy !== undefined && opts.filterBy.trim() !== '') o.seqs = filterSeqs(this.store, collection, opts.filterBy);
+    return exportLines(this.store, collection, o);
   }
 
   /** Documents of a collection in seq order; with `filterBy`, only those that match. Joined fields with `$c(...)`. */

@@ -6,7 +6,7 @@
  */
 import { FathomError } from '../errors.js';
 import { isPlainObject } from '../json.js';
-import { Schema, validateField, type CollectionRecord, type FieldDef } from '../schema/schema.js';
+import { Schema, copyRecord, validateField, type CollectionRecord, type FieldDef } from '../schema/schema.js';
 import type { Store } from '../storage/store.js';
 import { prepareDocument, type IndexValue } from '../document/document.js';
 import { SegmentBuilder } from '../index/segment.js';
@@ -30,7 +30,7 @@ export function planAlter(current: CollectionRecord, body: unknown): { record: C
   for (const k of Object.keys(body)) {
     if (k !== 'fields' && k !== 'metadata') throw new FathomError('BAD_SCHEMA', `only \`fields\` and \`metadata\` can be changed, not \`${k}\``);
   }
-  const record = structuredClone(current) as CollectionRecord;
+  const record = copyRecord(current);
   const changes: Record<string, unknown>[] = [];
   if (body.metadata !== undefined) {
     if (!isPlainObject(body.metadata)) throw new FathomError('BAD_SCHEMA', '`metadata` must be an object');

@@ -7,12 +7,20 @@
 import { FathomError, isFathomError } from '../errors.js';
 import { prepareDocument, validateId, type DirtyValues, type IndexValue } from '../document/document.js';
 import { compile, fieldTokenizer, getRecord } from './catalog.js';
-import { Schema, type CollectionRecord, type Field, type FieldDef } from '../schema/schema.js';
+import { Schema, copyRecord, type CollectionRecord, type Field, type FieldDef } from '../schema/schema.js';
 import { nextCounter, type Store } from '../storage/store.js';
 import { SegmentBuilder, type BuiltSegment } from '../index/segment.js';
-import { openSegment, readState, type CollectionState, type SegmentInfo } from '../index/manifest.js';
+import { copyState, openSegment, readState, type CollectionState, type SegmentInfo } from '../index/manifest.js';
 import { isPlainObject } from '../json.js';
 import { loadDocument, stripVectors } from '../document/stored.js';
+import { rememberText, rememberedText } from '../storage/doctext.js';
+
+/** `text` (a JSON object) with `"id":...` appended as its last key. */
+function withId(text: string, id: string): string {
+  const t = text.trimEnd();
+  const body = t.slice(0, -1).trimEnd();
+  return body + (body.endsWith('{') ? '' : ',') + '"id":' + JSON.stringify(id) + '}';
+}
 
 export type WriteAction = 'create' | 'upsert' | 'update' | 'emplace';
 export const WRITE_ACTIONS: readonly WriteAction[] = ['create', 'upsert', 'update', 'emplace'];
@@ -150,10 +158,11 @@ function addDiscovered(record: CollectionRecord, defs: Array<Omit<FieldDef, 'id'
  * result per op, in order; a failing op affects no other.
  */
 export function applyBatch(store: Store, name: string, ops: BatchOp[], hooks: WriteHooks = {}): OpResult[] {
-  const record = structuredClone(getRecord(store, name)) as CollectionRecord;
+  // the record is copied only if this batch discovers new fields (rare)
+  let record = getRecord(store, name);
   let schema = compile(store, record);
   const collId = record.id;
-  const state = structuredClone(readState(store, collId)) as CollectionState;
+  const state = copyState(readState(store, collId));
   const ctx: BatchContext = { store, record, schema, state };
   const builder = new SegmentBuilder();
   const deletions = new Deletions(store, collId, state);
@@ -227,10 +236,15 @@ export function applyBatch(store: Store, name: string, ops: BatchOp[], hooks: Wr
         mode: op.dirty ?? schema.defaultDirtyValues,
         generateId: () => generateIdFor(store, collId, seq),
       });
-      if (prepared.discovered.length > 0 && addDiscovered(record, prepared.discovered)) {
-        schema = new Schema(record);
-        ctx.schema = schema;
-        recordChanged = true;
+      if (prepared.discovered.length > 0) {
+        const copy = recordChanged ? record : copyRecord(record);
+        if (addDiscovered(copy, prepared.discovered)) {
+          record = copy;
+          ctx.record = record;
+          schema = new Schema(record);
+          ctx.schema = schema;
+          recordChanged = true;
+        }
       }
       const values = prepared.values.map(([f, v]) => [f.id > 0 ? f : (schema.field(f.name) ?? f), v] as [Field, IndexValue]);
       if (existingSeq === undefined && store.ids.get([collId, prepared.id]) !== undefined) {
@@ -242,7 +256,13 @@ export function applyBatch(store: Store, name: string, ops: BatchOp[], hooks: Wr
         state.nextSeq++;
         state.count++;
       } else removeLive(existingSeq);
-      store.docs.put([collId, seq], stripVectors(schema, prepared.stored));
+      const toStore = stripVectors(schema, prepared.stored);
+      if (toStore === prepared.stored && prepared.asGiven && full === input) {
+        // store the line exactly as it arrived (plus a generated id): no encoding needed
+        const text = rememberedText(input);
+        if (text !== undefined) rememberText(toStore, prepared.idGenerated ? withId(text, prepared.id) : text);
+      }
+      store.docs.put([collId, seq], toStore);
       store.ids.put([collId, prepared.id], seq);
       builder.add(seq, values);
       hooks.afterWrite?.(ctx, seq, prepared.stored);

@@ -25,6 +25,10 @@ export interface PreparedDocument {
   values: Array<[Field, IndexValue]>;
   /** Fields discovered in this document (auto / pattern / nested), to be added to the schema. */
   discovered: Array<Omit<FieldDef, 'id'>>;
+  /** True when `stored` differs from the input only by a generated `id` added at the end (or not at all). */
+  asGiven: boolean;
+  /** The id was generated (the input had no `id` key). */
+  idGenerated: boolean;
 }
 
 function docError(message: string): never {
@@ -300,6 +304,7 @@ export function prepareDocument(schema: Schema, input: unknown, opts: PrepareOpt
   const mode = opts.mode;
   const stored: Record<string, unknown> = { ...doc };
   if (doc.id === undefined || doc.id === null) stored.id = id;
+  let asGiven = !('id' in doc) || (doc.id !== undefined && doc.id !== null);
   const values: Array<[Field, IndexValue]> = [];
   const discovered: Array<Omit<FieldDef, 'id'>> = [];
   const seen = new Set<string>();
@@ -351,15 +356,22 @@ export function prepareDocument(schema: Schema, input: unknown, opts: PrepareOpt
     if (mode === 'drop') {
       const r = coerceValue(field, value, 'reject');
       if (r.ok) values.push([field, r.value]);
-      else dropField(stored, name, field, r.message);
+      else {
+        dropField(stored, name, field, r.message);
+        asGiven = false;
+      }
       continue;
     }
     const r = coerceValue(field, value, mode);
     if (r.ok) {
-      if (r.changed && !name.includes('.')) stored[name] = r.value;
+      if (r.changed && !name.includes('.')) {
+        stored[name] = r.value;
+        asGiven = false;
+      }
       values.push([field, r.value]);
     } else if (mode === 'coerce_or_drop') {
       dropField(stored, name, field, r.message);
+      asGiven = false;
     } else {
       docError(r.message);
     }
@@ -375,7 +387,7 @@ export function prepareDocument(schema: Schema, input: unknown, opts: PrepareOpt
     }
     docError(`field \`${f.name}\` is required by the schema but missing from the document`);
   }
-  return { id, stored, values, discovered };
+  return { id, stored, values, discovered, asGiven, idGenerated: !('id' in doc) };
 }
 
 function dropField(stored: Record<string, unknown>, name: string, field: Field, message: string) {

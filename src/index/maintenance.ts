@@ -11,7 +11,7 @@ import { write } from '../storage/store.js';
 import { compile } from '../collection/catalog.js';
 import { addSegment, removeSegment } from '../collection/writer.js';
 import type { CollectionRecord } from '../schema/schema.js';
-import { deletionBits, evictSegments, isDeleted, openSegment, readState, type CollectionState, type SegmentInfo } from './manifest.js';
+import { copyState, deletionBits, evictSegments, isDeleted, openSegment, readState, type SegmentInfo } from './manifest.js';
 import { mergeSegments, planFullMerge, planMerge, type MergeResult } from './merge.js';
 import { isLiveColumn } from '../join/refs.js';
 
@@ -38,7 +38,7 @@ function computeMerge(store: Store, record: CollectionRecord, plan: SegmentInfo[
 
 /** Commits a computed merge. Returns false when the sources changed shape (another merge won). */
 function commitMerge(store: Store, collId: number, m: ComputedMerge): boolean {
-  const state = structuredClone(readState(store, collId)) as CollectionState;
+  const state = copyState(readState(store, collId));
   const current = new Map(state.segments.map((s) => [s.id, s]));
   for (const s of m.sources) if (!current.has(s.id)) return false;
   const built = m.result.built;

@@ -42,6 +42,11 @@ export function readState(store: Store, collId: number): CollectionState {
   return (store.colstate.get(collId) as CollectionState | undefined) ?? emptyState();
 }
 
+/** A copy of a state that can be changed freely (plain copies: structuredClone is slow). */
+export function copyState(s: CollectionState): CollectionState {
+  return { nextSeq: s.nextSeq, count: s.count, segments: s.segments.map((x) => ({ id: x.id, n: x.n, del: x.del, min: x.min, max: x.max })) };
+}
+
 // ---------------------------------------------------------------------------
 // Segment cache
 // ---------------------------------------------------------------------------

@@ -5,6 +5,8 @@
  */
 import { getSchema } from '../collection/catalog.js';
 import { projectionWants, withVectors } from '../document/stored.js';
+import { storedText } from '../storage/doctext.js';
+import { stringifyJson } from '../json.js';
 import type { Store } from '../storage/store.js';
 import { project, type Projection } from './project.js';
 
@@ -40,6 +42,39 @@ export function* exportDocuments(store: Store, collection: string, opts: ExportO
       chunk.push([last, value as Record<string, unknown>]);
     }
     for (const [seq, d] of chunk) yield opts.decorate ? opts.decorate(full(d, seq), seq) : full(d, seq);
+    if (chunk.length < CHUNK) return;
+    next = last + 1;
+  }
+}
+
+/**
+ * Export as JSON text lines. Without a projection, joined fields or vector fields, the
+ * stored text is streamed as it is (no decoding or encoding: hot for large exports).
+ */
+export function* exportLines(store: Store, collection: string, opts: ExportOptions = {}): Generator<string> {
+  const schema = getSchema(store, collection);
+  const plain = !opts.include?.length && !opts.exclude?.length && !opts.decorate && schema.vectorFields.length === 0;
+  if (!plain) {
+    for (const d of exportDocuments(store, collection, opts)) yield stringifyJson(d);
+    return;
+  }
+  const collId = schema.id;
+  if (opts.seqs) {
+    for (let i = 0; i < opts.seqs.length; i++) {
+      const raw = store.docsRaw.getBinary([collId, opts.seqs[i]!]);
+      if (raw) yield storedText(raw);
+    }
+    return;
+  }
+  let next = 0;
+  for (;;) {
+    const chunk: string[] = [];
+    let last = -1;
+    for (const { key, value } of store.docsRaw.getRange({ start: [collId, next], end: [collId + 1], limit: CHUNK })) {
+      last = (key as [number, number])[1];
+      chunk.push(storedText(value as Buffer));
+    }
+    yield* chunk;
     if (chunk.length < CHUNK) return;
     next = last + 1;
   }

@@ -17,6 +17,7 @@ import { applyBatch, type BatchOp, type OpResult, type WriteAction, type WriteHo
 import { getRecord } from '../collection/catalog.js';
 import type { Store } from '../storage/store.js';
 import { decodeLine, isBlank, splitLines } from './lines.js';
+import { rememberText } from '../storage/doctext.js';
 
 export interface ImportOptions {
   action?: WriteAction;
@@ -118,7 +119,9 @@ export async function importLines(
       op = { kind: 'error', error: new FathomError('BAD_JSON', `line ${raw.no} is not valid UTF-8`) };
     } else {
       try {
-        op = { kind: 'write', doc: parseJson(text), action, dirty: opts.dirtyValues };
+        const doc = parseJson(text);
+        if (doc !== null && typeof doc === 'object' && !Array.isArray(doc)) rememberText(doc, text);
+        op = { kind: 'write', doc, action, dirty: opts.dirtyValues };
       } catch (e) {
         op = { kind: 'error', error: e as FathomError };
       }

@@ -464,3 +464,8 @@ export function validateCollectionSchema(raw: unknown): Omit<CollectionRecord, '
 export function publicFields(fields: FieldDef[]): Record<string, unknown>[] {
   return fields.map(({ id: _id, ...rest }) => rest);
 }
+
+/** A deep copy of a collection record (records are plain JSON data). */
+export function copyRecord(r: CollectionRecord): CollectionRecord {
+  return JSON.parse(JSON.stringify(r)) as CollectionRecord;
+}

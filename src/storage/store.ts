@@ -26,6 +26,7 @@ import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { FORMAT_VERSION, LMDB_MAP_SIZE } from '../defaults.js';
 import { FathomError } from '../errors.js';
+import { docEncoder } from './doctext.js';
 
 export type Key = string | number | (string | number)[];
 
@@ -38,6 +39,8 @@ export interface Store {
   readonly aliases: Database<string, string>;
   readonly colstate: Database<any, number>;
   readonly docs: Database<any, Key>;
+  /** The same database as `docs`, read as raw bytes (stored JSON text). */
+  readonly docsRaw: Database<Buffer, Key>;
   readonly ids: Database<number, Key>;
   readonly segments: Database<Buffer, Key>;
   readonly deletes: Database<Buffer, Key>;
@@ -113,7 +116,8 @@ export function openStore(dir: string, opts: OpenOptions = {}): Store {
       collections: db<any, string>('collections'),
       aliases: db<string, string>('aliases'),
       colstate: db<any, number>('colstate'),
-      docs: db('docs'),
+      docs: env.openDB<any, Key>({ name: 'docs', encoder: docEncoder, create: !readOnly } as any),
+      docsRaw: env.openDB<Buffer, Key>({ name: 'docs', encoding: 'binary', create: !readOnly } as any),
       ids: db<number>('ids'),
       segments: db<Buffer>('segments', 'binary'),
       deletes: db<Buffer>('deletes', 'binary'),

@@ -89,7 +89,7 @@ export function documentRoutes(app: FastifyInstance, ctx: ServerContext): void {
 
   app.get<{ Params: P }>('/collections/:collection/documents/export', coll('documents:export'), async (req, reply) => {
     const q = req.query as Query;
-    const gen = engine.exportDocuments(req.params.collection, {
+    const gen = engine.exportLines(req.params.collection, {
       include: fieldList(q, 'include_fields'),
       exclude: fieldList(q, 'exclude_fields'),
       filterBy: one(q, 'filter_by'),
@@ -108,7 +108,7 @@ export function documentRoutes(app: FastifyInstance, ctx: ServerContext): void {
               this.push(null);
               return;
             }
-            const line = (started ? '\n' : '') + stringifyJson(first.value);
+            const line = (started ? '\n' : '') + first.value;
             started = true;
             first = gen.next();
             if (!this.push(line)) return;
