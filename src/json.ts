@@ -34,6 +34,19 @@ function convert(v: unknown): unknown {
   return o;
 }
 
+/**
+ * Parses one JSON line and says whether it needed the lossless parser (it holds a run of
+ * 16+ digits, so possibly an integer beyond 2^53). Hot: once per imported line.
+ */
+export function parseJsonLine(text: string): { value: unknown; lossless: boolean } {
+  const lossless = LONG_DIGITS.test(text);
+  try {
+    return { value: lossless ? convert(losslessParse(text)) : JSON.parse(text), lossless };
+  } catch (e) {
+    throw new FathomError('BAD_JSON', `malformed JSON: ${(e as Error).message}`);
+  }
+}
+
 /** Parses JSON text; throws FathomError(BAD_JSON) with the parser's reason. */
 export function parseJson(text: string): unknown {
   try {

@@ -247,10 +247,7 @@ export function applyBatch(store: Store, name: string, ops: BatchOp[], hooks: Wr
         }
       }
       const values = prepared.values.map(([f, v]) => [f.id > 0 ? f : (schema.field(f.name) ?? f), v] as [Field, IndexValue]);
-      if (existingSeq === undefined && store.ids.get([collId, prepared.id]) !== undefined) {
-        // generated ids never collide; this is a given id seen earlier in this batch
-        throw new FathomError('DOCUMENT_EXISTS', `a document with id \`${prepared.id}\` already exists`);
-      }
+      // (a given id was looked up above; a generated one is checked free by generateIdFor)
       hooks.beforeWrite?.(ctx, seq, prepared.stored, values, previous);
       if (existingSeq === undefined) {
         state.nextSeq++;
@@ -259,8 +256,8 @@ export function applyBatch(store: Store, name: string, ops: BatchOp[], hooks: Wr
       const toStore = stripVectors(schema, prepared.stored);
       if (toStore === prepared.stored && prepared.asGiven && full === input) {
         // store the line exactly as it arrived (plus a generated id): no encoding needed
-        const text = rememberedText(input);
-        if (text !== undefined) rememberText(toStore, prepared.idGenerated ? withId(text, prepared.id) : text);
+        const known = rememberedText(input);
+        if (known) rememberText(toStore, prepared.idGenerated ? withId(known.text, prepared.id) : known.text, known.lossless);
       }
       store.docs.put([collId, seq], toStore);
       store.ids.put([collId, prepared.id], seq);

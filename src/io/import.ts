@@ -11,7 +11,7 @@
  */
 import { IMPORT_BATCH_SIZE, IMPORT_PIPELINE_DEPTH, MAX_IMPORT_BATCH_SIZE } from '../defaults.js';
 import { FathomError } from '../errors.js';
-import { parseJson, stringifyJson } from '../json.js';
+import { parseJsonLine, stringifyJson } from '../json.js';
 import type { DirtyValues } from '../document/document.js';
 import { applyBatch, type BatchOp, type OpResult, type WriteAction, type WriteHooks } from '../collection/writer.js';
 import { getRecord } from '../collection/catalog.js';
@@ -119,8 +119,8 @@ export async function importLines(
       op = { kind: 'error', error: new FathomError('BAD_JSON', `line ${raw.no} is not valid UTF-8`) };
     } else {
       try {
-        const doc = parseJson(text);
-        if (doc !== null && typeof doc === 'object' && !Array.isArray(doc)) rememberText(doc, text);
+        const { value: doc, lossless } = parseJsonLine(text);
+        if (doc !== null && typeof doc === 'object' && !Array.isArray(doc)) rememberText(doc, text, lossless);
         op = { kind: 'write', doc, action, dirty: opts.dirtyValues };
       } catch (e) {
         op = { kind: 'error', error: e as FathomError };

@@ -9,16 +9,19 @@
  */
 import { parseJson, stringifyJson } from '../json.js';
 
-const TEXT = new WeakMap<object, string>();
+const TEXT = new WeakMap<object, { text: string; lossless: boolean }>();
 const LOSSLESS = 0x01;
 
-/** Records that `doc` is exactly the JSON `text` (so storing it needs no encoding). */
-export function rememberText(doc: object, text: string): void {
-  TEXT.set(doc, text);
+/**
+ * Records that `doc` is exactly the JSON `text` (so storing it needs no encoding);
+ * `lossless` when the text may hold integers beyond 2^53.
+ */
+export function rememberText(doc: object, text: string, lossless = hasBigInt(text)): void {
+  TEXT.set(doc, { text, lossless });
 }
 
 /** The remembered text of a document, if any. */
-export function rememberedText(doc: object): string | undefined {
+export function rememberedText(doc: object): { text: string; lossless: boolean } | undefined {
   return TEXT.get(doc);
 }
 
@@ -30,10 +33,10 @@ function hasBigInt(text: string): boolean {
 /** lmdb-js encoder for the docs database. Hot: once per stored or read document. */
 export const docEncoder = {
   encode(doc: Record<string, unknown>): Buffer {
-    let text = TEXT.get(doc);
-    if (text === undefined) text = stringifyJson(doc);
+    const known = TEXT.get(doc);
+    const text = known ? known.text : stringifyJson(doc);
     // any 16-digit run may be an integer beyond 2^53: read such documents losslessly
-    if (hasBigInt(text)) {
+    if (known ? known.lossless : hasBigInt(text)) {
       const b = Buffer.allocUnsafe(Buffer.byteLength(text) + 1);
       b[0] = LOSSLESS;
       b.write(text, 1);
