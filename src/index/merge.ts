@@ -108,6 +108,7 @@ function mergeText(
   const w = new ByteWriter(1 << 16);
   const out = new StringTableBuilder();
   const postOffsets: number[] = [];
+  const posOffsets: number[] = [];
   const docFreq: number[] = [];
   const entries: number[] = []; // newOrd, tf, from, to, source (flat)
   const withTerm: number[] = [];
@@ -166,6 +167,10 @@ function mergeText(
       w.varint(no - last);
       last = no;
       w.varint(entries[x + 1]!);
+    }
+    posOffsets.push(w.len);
+    for (let e = 0; e < count; e++) {
+      const x = (order ? order[e]! : e) * 5;
       w.bytes(idx[entries[x + 4]!]!.postings, entries[x + 2]!, entries[x + 3]!);
     }
   }
@@ -201,6 +206,7 @@ function mergeText(
     [TAG.TERM_OFFSETS, table.offsets],
     [TAG.TERM_CHARS, table.chars],
     [TAG.POST_OFFSETS, Uint32Array.from(postOffsets)],
+    [TAG.POS_OFFSETS, Uint32Array.from(posOffsets)],
     [TAG.DOC_FREQ, Uint32Array.from(docFreq)],
     [TAG.POSTINGS, w.result().slice()],
     [TAG.LENGTHS, Uint32Array.from(lengths)],

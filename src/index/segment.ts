@@ -7,14 +7,16 @@
  * field plus a header blob, under keys [collId, segId, fieldId] (fieldId 0 = header):
  *
  *   header   META (json: version, n, fields)         SEQS u32[n]  (ordinal -> seq)
- *   text     TERMS (StringTable) POST_OFFSETS u32[T+1] DOC_FREQ u32[T] POSTINGS u8[]
+ *   text     TERMS (StringTable) POST_OFFSETS u32[T+1] POS_OFFSETS u32[T] DOC_FREQ u32[T] POSTINGS u8[]
  *            LENGTHS (tokens per document, or per array element)
  *            VALUES (raw strings; only for facet / sort fields)
  *   number   NUM (f64 per document, NaN when absent; ragged for arrays)
  *
- * Postings of one term, ordinals ascending, all varints:
+ * Postings of one term, ordinals ascending, all varints: first the documents, then the
+ * positions of each document in the same order (so walking documents never reads
+ * positions, which most queries need only for a few documents):
  *
- *   [ordΔ][tf][posΔ x tf] [ordΔ][tf][posΔ x tf] ...
+ *   POST_OFFSETS[t] -> [ordΔ][tf] [ordΔ][tf] ...   POS_OFFSETS[t] -> [posΔ x tf] [posΔ x tf] ...
  *
  * Positions count tokens from 0. In array fields a position is element * 65536 + token,
  * so phrases and proximity never span two elements.
@@ -38,6 +40,7 @@ export const TAG = {
   POST_OFFSETS: 12,
   DOC_FREQ: 13,
   POSTINGS: 14,
+  POS_OFFSETS: 17,
   LENGTHS: 15,
   LEN_OFFSETS: 16,
   VAL_OFFSETS: 20,
@@ -276,12 +279,14 @@ function encodeText(acc: TextAcc, n: number): Uint8Array {
   }
   const sorted = acc.terms.slice().sort();
   const postOffsets = new Uint32Array(T + 1);
+  const posOffsets = new Uint32Array(T);
   const docFreq = new Uint32Array(T);
   const w = new ByteWriter(Math.max(1024, N * 2));
   for (let i = 0; i < T; i++) {
     const t = acc.termIds.get(sorted[i]!)!;
     postOffsets[i] = w.len;
     const end = start[t + 1]! * 2;
+    // documents: [ordΔ][tf]
     let k = start[t]! * 2;
     let last = 0;
     let df = 0;
@@ -292,13 +297,20 @@ function encodeText(acc: TextAcc, n: number): Uint8Array {
       w.varint(ord - last);
       last = ord;
       w.varint((e - k) >> 1);
-      let prev = 0;
-      for (let j = k + 1; j < e; j += 2) {
-        w.varint(grouped[j]! - prev);
-        prev = grouped[j]!;
-      }
       df++;
       k = e;
+    }
+    // positions, document by document
+    posOffsets[i] = w.len;
+    k = start[t]! * 2;
+    while (k < end) {
+      const ord = grouped[k]!;
+      let prev = 0;
+      while (k < end && grouped[k] === ord) {
+        w.varint(grouped[k + 1]! - prev);
+        prev = grouped[k + 1]!;
+        k += 2;
+      }
     }
     docFreq[i] = df;
   }
@@ -308,6 +320,7 @@ function encodeText(acc: TextAcc, n: number): Uint8Array {
     [TAG.TERM_OFFSETS, table.offsets],
     [TAG.TERM_CHARS, table.chars],
     [TAG.POST_OFFSETS, postOffsets],
+    [TAG.POS_OFFSETS, posOffsets],
     [TAG.DOC_FREQ, docFreq],
     [TAG.POSTINGS, w.result()],
     [TAG.LENGTHS, Uint32Array.from(acc.lengths)],
@@ -367,6 +380,7 @@ export interface Ragged<T extends Uint32Array | Float64Array> {
 export class TextIndex {
   readonly terms: StringTable;
   readonly postOffsets: Uint32Array;
+  readonly posOffsets: Uint32Array;
   readonly docFreq: Uint32Array;
   readonly postings: Uint8Array;
   readonly lengths: Ragged<Uint32Array>;
@@ -377,6 +391,7 @@ export class TextIndex {
   constructor(blob: Blob, hasValues: boolean) {
     this.terms = new StringTable(blob.u32(TAG.TERM_OFFSETS), blob.u16(TAG.TERM_CHARS));
     this.postOffsets = blob.u32(TAG.POST_OFFSETS);
+    this.posOffsets = blob.u32(TAG.POS_OFFSETS);
     this.docFreq = blob.u32(TAG.DOC_FREQ);
     this.postings = blob.u8(TAG.POSTINGS);
     this.lengths = { offsets: blob.u32(TAG.LEN_OFFSETS), values: blob.u32(TAG.LENGTHS) };
@@ -399,7 +414,7 @@ export class TextIndex {
 
   /** A cursor over the postings of term index `t`. */
   cursor(t: number): PostingCursor {
-    return new PostingCursor(this.postings, this.postOffsets[t]!, this.docFreq[t]!);
+    return new PostingCursor(this.postings, this.postOffsets[t]!, this.posOffsets[t]!, this.docFreq[t]!);
   }
 }
 
@@ -428,27 +443,30 @@ export class NumericColumn {
  */
 export class PostingCursor {
   private r: ByteReader;
+  /** Reader of the positions stream, and how many position varints it must skip first. */
+  private pr: ByteReader;
+  private pending = 0;
   doc = -1;
   tf = 0;
   private left: number;
-  private posStart = 0;
-  private posRead = false;
-  constructor(buf: Uint8Array, start: number, df: number) {
+  private posRead = true;
+  constructor(buf: Uint8Array, start: number, posStart: number, df: number) {
     this.r = new ByteReader(buf, start);
+    this.pr = new ByteReader(buf, posStart);
     this.left = df;
   }
   /** Advances to the next document; returns its ordinal or Infinity. Hot. */
   next(): number {
-    if (this.doc >= 0 && !this.posRead) this.r.skip(this.tf);
+    if (!this.posRead) this.pending += this.tf;
     if (this.left === 0) {
       this.doc = Infinity;
+      this.posRead = true;
       return Infinity;
     }
     this.left--;
     const d = this.r.varint();
     this.doc = this.doc < 0 ? d : this.doc + d;
     this.tf = this.r.varint();
-    this.posStart = this.r.pos;
     this.posRead = false;
     return this.doc;
   }
@@ -459,10 +477,16 @@ export class PostingCursor {
     }
     return this.doc;
   }
+  private seekPositions() {
+    if (this.pending > 0) {
+      this.pr.skip(this.pending);
+      this.pending = 0;
+    }
+  }
   positions(out: number[] = []): number[] {
     out.length = 0;
-    const r = this.r;
-    r.pos = this.posStart;
+    this.seekPositions();
+    const r = this.pr;
     let p = 0;
     for (let i = 0; i < this.tf; i++) {
       p += r.varint();
@@ -471,13 +495,30 @@ export class PostingCursor {
     this.posRead = true;
     return out;
   }
+
+  /**
+   * Decodes the current document's positions into `out` from index `at`; returns the
+   * index after the last one written. `out` must have room for `tf` more values. Hot.
+   */
+  positionsInto(out: Int32Array, at: number): number {
+    this.seekPositions();
+    const r = this.pr;
+    let p = 0;
+    for (let i = 0; i < this.tf; i++) {
+      p += r.varint();
+      out[at++] = p;
+    }
+    this.posRead = true;
+    return at;
+  }
+
   /** The raw bytes of the current document's positions (for merges). */
   positionBytes(): [number, number] {
-    const r = this.r;
-    r.pos = this.posStart;
-    r.skip(this.tf);
+    this.seekPositions();
+    const from = this.pr.pos;
+    this.pr.skip(this.tf);
     this.posRead = true;
-    return [this.posStart, r.pos];
+    return [from, this.pr.pos];
   }
 }
 

@@ -4,6 +4,7 @@
  * Groups keeps the best hits per group_by key.
  */
 import type { LiveSegment } from '../index/manifest.js';
+import type { NumericColumn, TextIndex } from '../index/segment.js';
 import type { Field } from '../schema/schema.js';
 import type { SortClause } from '../query/sort.js';
 
@@ -147,6 +148,13 @@ export class TopK {
     return this.heap.length;
   }
 
+  /** The first sort key of the worst kept hit once k are kept (else -Infinity). */
+  get worstFirstKey(): number {
+    if (this.heap.length < this.k || this.k === 0) return -Infinity;
+    const v = this.heap[0]!.keys[0];
+    return typeof v === 'number' ? v : -Infinity;
+  }
+
   /** Kept hits, best first. */
   sorted(): Hit[] {
     return [...this.heap].sort((a, b) => this.sorter.compare(a, b));
@@ -205,6 +213,11 @@ export interface FacetResult {
 
 interface FieldAcc {
   spec: FacetSpec;
+  /** The segment the last document came from, with its column and counts (documents arrive segment by segment). */
+  lastSeg: number;
+  lastText: TextIndex | null;
+  lastCounts: Int32Array | null;
+  lastNum: NumericColumn | null;
   text: Map<string, number>;
   /** per-segment value counts, folded into `text` at the end */
   segCounts: Map<number, Int32Array>;
@@ -220,6 +233,10 @@ export class FacetCounter {
   constructor(specs: FacetSpec[]) {
     this.accs = specs.map((spec) => ({
       spec,
+      lastSeg: -1,
+      lastText: null,
+      lastCounts: null,
+      lastNum: null,
       text: new Map(),
       segCounts: new Map(),
       nums: new Map(),
@@ -238,18 +255,29 @@ export class FacetCounter {
   add(segIndex: number, seg: LiveSegment, ord: number): void {
     for (const a of this.accs) {
       const f = a.spec.field;
+      if (a.lastSeg !== segIndex) {
+        a.lastSeg = segIndex;
+        if (f.kind === 'text') {
+          const ti = seg.reader.text(f.id);
+          a.lastText = ti && ti.valueIds ? ti : null;
+          if (a.lastText) {
+            let counts = a.segCounts.get(segIndex);
+            if (!counts) {
+              counts = new Int32Array(a.lastText.valueDict!.size);
+              a.segCounts.set(segIndex, counts);
+            }
+            a.lastCounts = counts;
+          }
+        } else a.lastNum = seg.reader.numeric(f.id);
+      }
       if (f.kind === 'text') {
-        const ti = seg.reader.text(f.id);
-        if (!ti || !ti.valueIds) continue;
-        let counts = a.segCounts.get(segIndex);
-        if (!counts) {
-          counts = new Int32Array(ti.valueDict!.size);
-          a.segCounts.set(segIndex, counts);
-        }
-        const { offsets, values } = ti.valueIds;
+        const ti = a.lastText;
+        if (!ti) continue;
+        const counts = a.lastCounts!;
+        const { offsets, values } = ti.valueIds!;
         for (let k = offsets[ord]!; k < offsets[ord + 1]!; k++) counts[values[k]!]!++;
       } else {
-        const col = seg.reader.numeric(f.id);
+        const col = a.lastNum;
         if (!col) continue;
         for (let k = col.offsets[ord]!; k < col.offsets[ord + 1]!; k++) {
           const v = col.values[k]!;

@@ -123,7 +123,10 @@ interface TokenCursor {
   cursor: PostingCursor;
   field: number; // index into FieldSpec[]
   cost: number;
+  /** Index of the candidate term in the field's dictionary. */
+  term: number;
 }
+
 
 export interface MatchInput {
   fields: FieldSpec[];
@@ -174,12 +177,59 @@ export function matchInfo(score: number, totalTokens: number): DocMatch {
 }
 
 /**
+ * Positions of the current document, one sorted run per (token, field) slot, in
+ * preallocated typed arrays that are reused from document to document (no allocation).
+ */
+class DocPositions {
+  readonly buf: Int32Array[];
+  readonly len: Int32Array;
+  private filled: number[] = [];
+  constructor(slots: number) {
+    this.buf = Array.from({ length: slots }, () => new Int32Array(16));
+    this.len = new Int32Array(slots);
+  }
+  reset(): void {
+    for (let i = 0; i < this.filled.length; i++) this.len[this.filled[i]!] = 0;
+    this.filled.length = 0;
+  }
+  add(slot: number, c: PostingCursor): void {
+    let n = this.len[slot]!;
+    if (n === 0) this.filled.push(slot);
+    let b = this.buf[slot]!;
+    if (n + c.tf > b.length) {
+      let cap = b.length * 2;
+      while (cap < n + c.tf) cap *= 2;
+      const nb = new Int32Array(cap);
+      nb.set(b.subarray(0, n));
+      this.buf[slot] = b = nb;
+    }
+    const before = n;
+    n = c.positionsInto(b, n);
+    this.len[slot] = n;
+    if (before > 0) b.subarray(0, n).sort(); // a second candidate term in the same field (rare)
+  }
+  has(slot: number, p: number): boolean {
+    const b = this.buf[slot]!;
+    let lo = 0;
+    let hi = this.len[slot]!;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (b[mid]! < p) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.len[slot]! && b[lo] === p;
+  }
+}
+
+/**
  * Matches one segment, calling `onMatch(ord, score)` for every matching, allowed, live
  * document. Returns false when cut off by `shouldStop`.
  *
  * Hot: one iteration per candidate document. Nothing is allocated per document; token
  * positions are decoded only when proximity, phrases or an exact check on an array field
- * need them (a single-valued field is an exact match when its length equals the query's).
+ * need them (a single-valued field is an exact match when its length equals the query's),
+ * and not at all when even the best score the document could reach loses to the k-th hit
+ * already collected (`threshold`): it is still counted, for `found` and facets.
  */
 export function matchSegment(
   seg: LiveSegment,
@@ -187,12 +237,14 @@ export function matchSegment(
   filters: SegmentFilters,
   onMatch: (ord: number, score: number) => void,
   shouldStop: () => boolean,
+  threshold: () => number = NO_THRESHOLD,
 ): boolean {
   const { fields, tokens } = input;
   const T = tokens.length;
   const F = fields.length;
   const texts: (TextIndex | null)[] = fields.map((f) => seg.reader.text(f.field.id));
   const arrayField = fields.map((f) => f.field.isArray || f.field.type === 'string*');
+  const weights = fields.map((f) => f.weight);
   // cursors per token
   const perToken: TokenCursor[][] = [];
   for (let t = 0; t < T; t++) {
@@ -203,22 +255,33 @@ export function matchSegment(
       if (!ti) continue;
       for (const c of cand[f]!) {
         const idx = ti.terms.find(c.term);
-        if (idx >= 0) list.push({ cursor: ti.cursor(idx), field: f, cost: c.cost });
+        if (idx >= 0) list.push({ cursor: ti.cursor(idx), field: f, cost: c.cost, term: idx });
       }
     }
     if (list.length === 0) return true; // a token with no postings here: nothing matches
     perToken.push(list);
   }
+  if (T === 1 && input.phrases.length === 0) return matchOneToken(seg, input, filters, perToken[0]!, texts, arrayField, weights, onMatch);
+  // Term-at-a-time pays off when every token is common (the intersection is large); with a
+  // rare token, the leapfrog below skips most of the common tokens' documents.
+  if (input.phrases.length === 0) {
+    let rarest = Infinity;
+    for (const list of perToken) {
+      let df = 0;
+      for (const tc of list) df += texts[tc.field]!.docFreq[tc.term]!;
+      if (df < rarest) rarest = df;
+    }
+    if (rarest * TAAT_MIN_SHARE >= seg.reader.n) return matchTaat(seg, input, filters, perToken, texts, arrayField, weights, onMatch, threshold);
+  }
   const deleted = seg.deleted;
   const { allow, exclude, seen } = filters;
   const tokMin = new Int32Array(T);
   const fieldTokenMask = new Int32Array(F);
-  const positions: number[][][] = Array.from({ length: T }, () => Array.from({ length: F }, () => [] as number[]));
-  const filled: number[][] = [];
-  const scratch: number[] = [];
+  const pos = new DocPositions(T * F);
   const needAll = T > 1 || input.phrases.length > 0;
   const exactArrays = input.prioritizeExact && T === input.totalTokens && arrayField.some(Boolean);
   const full = T === input.totalTokens;
+  const canPrune = input.phrases.length === 0;
   let target = 0;
   let steps = 0;
   for (;;) {
@@ -245,7 +308,7 @@ export function matchSegment(
     if ((++steps & 1023) === 0 && shouldStop()) return false;
     if ((allow !== null && allow[d] === 0) || (exclude !== null && exclude[d] === 1) || (seen !== null && seen[d] === 1) || isDeleted(deleted, d)) continue;
 
-    // score the document
+    // typos and which fields hold which tokens
     for (let f = 0; f < F; f++) fieldTokenMask[f] = 0;
     let typoCost = 0;
     for (let t = 0; t < T; t++) {
@@ -260,45 +323,56 @@ export function matchSegment(
       tokMin[t] = minCost;
       typoCost += minCost;
     }
-    if (needAll || exactArrays) {
-      for (let x = 0; x < filled.length; x++) filled[x]!.length = 0;
-      filled.length = 0;
-      for (let t = 0; t < T; t++) {
-        const list = perToken[t]!;
-        for (let x = 0; x < list.length; x++) {
-          const tc = list[x]!;
-          if (tc.cursor.doc !== d || (!needAll && !arrayField[tc.field])) continue;
-          const dst = positions[t]![tc.field]!;
-          if (dst.length === 0) {
-            tc.cursor.positions(dst);
-            filled.push(dst);
-          } else {
-            tc.cursor.positions(scratch);
-            for (let y = 0; y < scratch.length; y++) dst.push(scratch[y]!);
-            dst.sort((a, b) => a - b);
-          }
-        }
-      }
-      // phrases must be adjacent in one field
-      if (input.phrases.length > 0 && !phrasesHold(input, positions, F)) continue;
-    }
-    let best = -1;
-    let bestProx = 0;
-    let bestWeight = 0;
-    let bestExact = 0;
     let fieldsMatched = 0;
+    let maxCount = 0;
+    let maxWeight = 0;
     for (let f = 0; f < F; f++) {
       const mask = fieldTokenMask[f]!;
       if (mask === 0) continue;
       fieldsMatched++;
       const count = popcount(mask);
+      if (count > maxCount) {
+        maxCount = count;
+        maxWeight = weights[f]!;
+      } else if (count === maxCount && weights[f]! > maxWeight) maxWeight = weights[f]!;
+    }
+    const base = T * TOK_SHIFT + (255 - Math.min(255, typoCost)) * TYPO_SHIFT + Math.min(63, fieldsMatched) * FIELDS_SHIFT;
+    if (canPrune) {
+      // the best this document could score: adjacent tokens and an exact match
+      const upper = base + 255 * PROX_SHIFT + Math.min(255, maxWeight) * WEIGHT_SHIFT + EXACT_SHIFT;
+      if (upper < threshold()) {
+        onMatch(d, base); // counted, but it cannot reach the page
+        continue;
+      }
+    }
+    if (needAll || exactArrays) {
+      pos.reset();
+      for (let t = 0; t < T; t++) {
+        const list = perToken[t]!;
+        for (let x = 0; x < list.length; x++) {
+          const tc = list[x]!;
+          if (tc.cursor.doc !== d || (!needAll && !arrayField[tc.field])) continue;
+          pos.add(t * F + tc.field, tc.cursor);
+        }
+      }
+      // phrases must be adjacent in one field
+      if (input.phrases.length > 0 && !phrasesHold(input, pos, F)) continue;
+    }
+    let best = -1;
+    let bestProx = 0;
+    let bestWeight = 0;
+    let bestExact = 0;
+    for (let f = 0; f < F; f++) {
+      const mask = fieldTokenMask[f]!;
+      if (mask === 0) continue;
+      const count = popcount(mask);
       let prox = 255;
-      if (count > 1) prox = 255 - Math.min(255, windowSpan(positions, mask, f, T) - (count - 1));
+      if (count > 1) prox = 255 - Math.min(255, windowSpan(pos, mask, f, T, F) - (count - 1));
       let exact = 0;
       if (input.prioritizeExact && full && count === T && texts[f]) {
-        exact = isExact(positions, f, T, tokMin, texts[f]!, d, arrayField[f]!) ? 1 : 0;
+        exact = isExact(pos, f, T, F, tokMin, texts[f]!, d, arrayField[f]!) ? 1 : 0;
       }
-      const weight = fields[f]!.weight;
+      const weight = weights[f]!;
       const key = count * 2 ** 24 + prox * 2 ** 16 + weight * 2 + exact;
       if (key > best) {
         best = key;
@@ -307,16 +381,224 @@ export function matchSegment(
         bestExact = exact;
       }
     }
+    onMatch(d, base + bestProx * PROX_SHIFT + Math.min(255, bestWeight) * WEIGHT_SHIFT + bestExact * EXACT_SHIFT);
+  }
+}
+
+const NO_THRESHOLD = () => -Infinity;
+
+/** Term-at-a-time when the rarest token's postings cover at least 1/TAAT_MIN_SHARE of the segment. */
+const TAAT_MIN_SHARE = 8;
+
+/** Accumulator buffers reused from query to query (grown on demand, cleared over the used range). */
+const pool = { tok: new Int32Array(0), fmask: new Int32Array(0), cost: new Uint8Array(0) };
+function poolFor(n: number, F: number, T: number) {
+  if (pool.tok.length < n) pool.tok = new Int32Array(n);
+  if (pool.fmask.length < n * F) pool.fmask = new Int32Array(n * F);
+  if (pool.cost.length < n * T) pool.cost = new Uint8Array(n * T);
+  return pool;
+}
+
+/**
+ * Several query tokens, no phrases: term-at-a-time, then positions only where needed.
+ *
+ *   pass 1  decode every candidate's document stream once into per-document accumulators:
+ *           which tokens matched, in which fields, at what typo cost
+ *   pass 2  for each document holding every token: score what the accumulators allow; if
+ *           the best it could reach still loses to the k-th hit, count it and move on;
+ *           otherwise advance fresh cursors to it, read positions, score proximity.
+ */
+function matchTaat(
+  seg: LiveSegment,
+  input: MatchInput,
+  filters: SegmentFilters,
+  perToken: TokenCursor[][],
+  texts: (TextIndex | null)[],
+  arrayField: boolean[],
+  weights: number[],
+  onMatch: (ord: number, score: number) => void,
+  threshold: () => number,
+): boolean {
+  const n = seg.reader.n;
+  const T = perToken.length;
+  const F = weights.length;
+  const { tok, fmask, cost } = poolFor(n, F, T);
+  tok.fill(0, 0, n);
+  fmask.fill(0, 0, n * F);
+  cost.fill(255, 0, n * T);
+  let lo = n;
+  let hi = -1;
+  for (let t = 0; t < T; t++) {
+    const bit = 1 << t;
+    for (const tc of perToken[t]!) {
+      const c = tc.cursor;
+      const f = tc.field;
+      const tcost = tc.cost;
+      while (c.next() !== Infinity) {
+        const d = c.doc;
+        if (d < lo) lo = d;
+        if (d > hi) hi = d;
+        tok[d]! |= bit;
+        fmask[d * F + f]! |= bit;
+        const k = d * T + t;
+        if (tcost < cost[k]!) cost[k] = tcost;
+      }
+    }
+  }
+  const all = T === 32 ? -1 : (1 << T) - 1;
+  const { allow, exclude, seen } = filters;
+  const deleted = seg.deleted;
+  const full = T === input.totalTokens;
+  const pos = new DocPositions(T * F);
+  const tokMin = new Int32Array(T);
+  // fresh cursors for pass 2 (pass 1 used up the others)
+  const cursors: TokenCursor[][] = perToken.map((list) => list.map((tc) => ({ ...tc, cursor: texts[tc.field]!.cursor(tc.term) })));
+  for (let d = lo; d <= hi; d++) {
+    if (tok[d] !== all) continue;
+    if ((allow !== null && allow[d] === 0) || (exclude !== null && exclude[d] === 1) || (seen !== null && seen[d] === 1) || isDeleted(deleted, d)) continue;
+    let typoCost = 0;
+    for (let t = 0; t < T; t++) {
+      tokMin[t] = cost[d * T + t]!;
+      typoCost += tokMin[t]!;
+    }
+    let fieldsMatched = 0;
+    let maxCount = 0;
+    let maxWeight = 0;
+    for (let f = 0; f < F; f++) {
+      const m = fmask[d * F + f]!;
+      if (m === 0) continue;
+      fieldsMatched++;
+      const count = popcount(m);
+      if (count > maxCount) {
+        maxCount = count;
+        maxWeight = weights[f]!;
+      } else if (count === maxCount && weights[f]! > maxWeight) maxWeight = weights[f]!;
+    }
+    const base = T * TOK_SHIFT + (255 - Math.min(255, typoCost)) * TYPO_SHIFT + Math.min(63, fieldsMatched) * FIELDS_SHIFT;
+    const upper = base + 255 * PROX_SHIFT + Math.min(255, maxWeight) * WEIGHT_SHIFT + EXACT_SHIFT;
+    if (upper < threshold()) {
+      onMatch(d, base); // counted, but it cannot reach the page
+      continue;
+    }
+    pos.reset();
+    for (let t = 0; t < T; t++) {
+      for (const tc of cursors[t]!) {
+        const c = tc.cursor;
+        if (c.doc < d) c.advance(d);
+        if (c.doc === d) pos.add(t * F + tc.field, c);
+      }
+    }
+    let best = -1;
+    let bestProx = 0;
+    let bestWeight = 0;
+    let bestExact = 0;
+    for (let f = 0; f < F; f++) {
+      const mask = fmask[d * F + f]!;
+      if (mask === 0) continue;
+      const count = popcount(mask);
+      let prox = 255;
+      if (count > 1) prox = 255 - Math.min(255, windowSpan(pos, mask, f, T, F) - (count - 1));
+      let exact = 0;
+      if (input.prioritizeExact && full && count === T && texts[f]) exact = isExact(pos, f, T, F, tokMin, texts[f]!, d, arrayField[f]!) ? 1 : 0;
+      const key = count * 2 ** 24 + prox * 2 ** 16 + weights[f]! * 2 + exact;
+      if (key > best) {
+        best = key;
+        bestProx = prox;
+        bestWeight = weights[f]!;
+        bestExact = exact;
+      }
+    }
+    onMatch(d, base + bestProx * PROX_SHIFT + Math.min(255, bestWeight) * WEIGHT_SHIFT + bestExact * EXACT_SHIFT);
+  }
+  return true;
+}
+
+/**
+ * One query token: term-at-a-time. Each candidate's postings are decoded once, straight
+ * into per-document accumulators (fields matched, cheapest typo cost, exact element match
+ * in array fields), then the documents are scored in ordinal order. For common words this
+ * is several times cheaper than walking a union of cursors document by document. Hot.
+ */
+function matchOneToken(
+  seg: LiveSegment,
+  input: MatchInput,
+  filters: SegmentFilters,
+  cursors: TokenCursor[],
+  texts: (TextIndex | null)[],
+  arrayField: boolean[],
+  weights: number[],
+  onMatch: (ord: number, score: number) => void,
+): boolean {
+  const n = seg.reader.n;
+  const fmask = new Int32Array(n);
+  const cost = new Uint8Array(n).fill(255);
+  const exactArr = input.prioritizeExact && arrayField.some(Boolean) ? new Uint8Array(n) : null;
+  let scratch = new Int32Array(16);
+  let lo = n;
+  let hi = -1;
+  for (const tc of cursors) {
+    const c = tc.cursor;
+    const bit = 1 << tc.field;
+    const tcost = tc.cost;
+    const checkExact = exactArr !== null && arrayField[tc.field] && tcost === 0;
+    const lengths = checkExact ? texts[tc.field]!.lengths : null;
+    while (c.next() !== Infinity) {
+      const d = c.doc;
+      fmask[d]! |= bit;
+      if (tcost < cost[d]!) cost[d] = tcost;
+      if (d < lo) lo = d;
+      if (d > hi) hi = d;
+      if (lengths !== null) {
+        if (c.tf > scratch.length) scratch = new Int32Array(c.tf * 2);
+        const m = c.positionsInto(scratch, 0);
+        const base = lengths.offsets[d]!;
+        for (let i = 0; i < m; i++) {
+          const p = scratch[i]!;
+          if (p % ELEMENT_SHIFT === 0 && lengths.values[base + p / ELEMENT_SHIFT] === 1) {
+            exactArr![d] = 1;
+            break;
+          }
+        }
+      }
+    }
+  }
+  const { allow, exclude, seen } = filters;
+  const deleted = seg.deleted;
+  const F = weights.length;
+  const full = input.totalTokens === 1;
+  for (let d = lo; d <= hi; d++) {
+    const mask = fmask[d]!;
+    if (mask === 0) continue;
+    if ((allow !== null && allow[d] === 0) || (exclude !== null && exclude[d] === 1) || (seen !== null && seen[d] === 1) || isDeleted(deleted, d)) continue;
+    let fieldsMatched = 0;
+    let bestWeight = 0;
+    let bestExact = 0;
+    let best = -1;
+    for (let f = 0; f < F; f++) {
+      if ((mask & (1 << f)) === 0) continue;
+      fieldsMatched++;
+      let exact = 0;
+      if (input.prioritizeExact && full && cost[d] === 0) {
+        if (arrayField[f]) exact = exactArr![d]!;
+        else {
+          const ti = texts[f]!;
+          const a = ti.lengths.offsets[d]!;
+          exact = a < ti.lengths.offsets[d + 1]! && ti.lengths.values[a] === 1 ? 1 : 0;
+        }
+      }
+      const key = weights[f]! * 2 + exact;
+      if (key > best) {
+        best = key;
+        bestWeight = weights[f]!;
+        bestExact = exact;
+      }
+    }
     onMatch(
       d,
-      T * TOK_SHIFT +
-        (255 - Math.min(255, typoCost)) * TYPO_SHIFT +
-        bestProx * PROX_SHIFT +
-        Math.min(255, bestWeight) * WEIGHT_SHIFT +
-        bestExact * EXACT_SHIFT +
-        Math.min(63, fieldsMatched) * FIELDS_SHIFT,
+      TOK_SHIFT + (255 - cost[d]!) * TYPO_SHIFT + 255 * PROX_SHIFT + Math.min(255, bestWeight) * WEIGHT_SHIFT + bestExact * EXACT_SHIFT + Math.min(63, fieldsMatched) * FIELDS_SHIFT,
     );
   }
+  return true;
 }
 
 function popcount(x: number): number {
@@ -325,19 +607,21 @@ function popcount(x: number): number {
   return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }
 
+const winSlots = new Int32Array(32);
+const winPtr = new Int32Array(32);
+
 /** Smallest window (max - min position) holding one occurrence of every token in `mask`. */
-function windowSpan(positions: number[][][], mask: number, f: number, T: number): number {
-  const lists: number[][] = [];
-  for (let t = 0; t < T; t++) if (mask & (1 << t)) lists.push(positions[t]![f]!);
-  const k = lists.length;
-  const ptr = new Array<number>(k).fill(0);
+function windowSpan(pos: DocPositions, mask: number, f: number, T: number, F: number): number {
+  let k = 0;
+  for (let t = 0; t < T; t++) if (mask & (1 << t)) winSlots[k++] = t * F + f;
+  for (let i = 0; i < k; i++) winPtr[i] = 0;
   let best = Infinity;
   for (;;) {
     let minI = 0;
     let min = Infinity;
     let max = -Infinity;
     for (let i = 0; i < k; i++) {
-      const v = lists[i]![ptr[i]!]!;
+      const v = pos.buf[winSlots[i]!]![winPtr[i]!]!;
       if (v < min) {
         min = v;
         minI = i;
@@ -346,43 +630,47 @@ function windowSpan(positions: number[][][], mask: number, f: number, T: number)
     }
     if (max - min < best) best = max - min;
     if (best <= k - 1) break;
-    ptr[minI]!++;
-    if (ptr[minI]! >= lists[minI]!.length) break;
+    winPtr[minI]!++;
+    if (winPtr[minI]! >= pos.len[winSlots[minI]!]!) break;
   }
   return best;
 }
 
 /** The field (one element) consists of exactly the query tokens, in order, without typos. */
-function isExact(positions: number[][][], f: number, T: number, tokMin: Int32Array, ti: TextIndex, d: number, array: boolean): boolean {
+function isExact(pos: DocPositions, f: number, T: number, F: number, tokMin: Int32Array, ti: TextIndex, d: number, array: boolean): boolean {
   for (let t = 0; t < T; t++) if (tokMin[t] !== 0) return false;
   if (!array && T === 1) {
     // a single-valued field holding one token that matched: exactly the query
     const a = ti.lengths.offsets[d]!;
     return a < ti.lengths.offsets[d + 1]! && ti.lengths.values[a] === 1;
   }
-  for (const p of positions[0]![f]!) {
+  const first = pos.buf[f]!;
+  for (let i = 0; i < pos.len[f]!; i++) {
+    const p = first[i]!;
     if (p % ELEMENT_SHIFT !== 0) continue;
     const el = Math.floor(p / ELEMENT_SHIFT);
     const lo = ti.lengths.offsets[d]!;
     if (lo + el >= ti.lengths.offsets[d + 1]! || ti.lengths.values[lo + el] !== T) continue;
     let ok = true;
-    for (let t = 1; t < T && ok; t++) ok = positions[t]![f]!.includes(p + t);
+    for (let t = 1; t < T && ok; t++) ok = pos.has(t * F + f, p + t);
     if (ok) return true;
   }
   return false;
 }
 
-function phrasesHold(input: MatchInput, positions: number[][][], F: number): boolean {
+function phrasesHold(input: MatchInput, pos: DocPositions, F: number): boolean {
   for (const phrase of input.phrases) {
     // phrase token indexes are into the full token list; map to positions in `tokens`
     const local = phrase.map((ti) => input.tokens.indexOf(ti));
     if (local.some((x) => x < 0)) continue; // dropped
     let found = false;
     for (let f = 0; f < F && !found; f++) {
-      const first = positions[local[0]!]![f]!;
-      for (const p of first) {
+      const slot0 = local[0]! * F + f;
+      const first = pos.buf[slot0]!;
+      for (let i = 0; i < pos.len[slot0]!; i++) {
+        const p = first[i]!;
         let ok = true;
-        for (let i = 1; i < local.length && ok; i++) ok = positions[local[i]!]![f]!.includes(p + i);
+        for (let j = 1; j < local.length && ok; j++) ok = pos.has(local[j]! * F + f, p + j);
         if (ok) {
           found = true;
           break;

@@ -332,11 +332,13 @@ export function search(store: Store, collection: string, params: SearchParams, e
 
   /** The final collector: facets, groups and the page's top k. Hot: once per matching document. */
   const scratch: (number | string)[] = new Array(sortClauses.length);
+  const byScore = !grouping && sortClauses[0]!.kind === 'text_match' && sortClauses[0]!.dir === -1;
   const collect = (segIndex: number, ord: number, score: number, extra: Extra = NO_EXTRA) => {
     const seg = segs[segIndex]!;
-    const seq = seg.reader.seqs[ord]!;
     found++;
     if (!facets.empty) facets.add(segIndex, seg, ord);
+    if (byScore && score < top.worstFirstKey) return; // cannot reach the page: no sort keys needed
+    const seq = seg.reader.seqs[ord]!;
     if (!grouping) {
       sorter.keysInto(scratch, segs, segIndex, ord, seq, score, { vectorDistance: extra.vectorDistance, clauseValue });
       if (top.accepts(scratch)) top.add({ seg: segIndex, ord, seq, score, keys: scratch.slice(), info: extra });
@@ -381,7 +383,8 @@ export function search(store: Store, collection: string, params: SearchParams, e
       }
     }
   } else if (mode === 'keyword') {
-    candidatesUsed = runRounds(segs, fields, qt, params, schema, allow, exclude, collect, shouldStop, () => found);
+    // documents that cannot beat the k-th hit skip proximity scoring (sorting by text match only)
+    candidatesUsed = runRounds(segs, fields, qt, params, schema, allow, exclude, collect, shouldStop, () => found, byScore ? () => top.worstFirstKey : undefined);
   } else {
     const allowed = filter || qt.excluded.length ? allowedSeqs(segs, allow, exclude, snap.state.nextSeq) : undefined;
     const vhits = knn(store, schema.id, vplan!.field, vplan!.query, {
@@ -414,6 +417,7 @@ export function search(store: Store, collection: string, params: SearchParams, e
         },
         shouldStop,
         () => kwTop.size,
+        () => kwTop.worstFirstKey,
       );
       fuse(store, schema, snap, vplan!, kwTop.sorted(), vhits, (s, o, score, extra) => collect(s, o, score, extra));
     }
@@ -569,6 +573,7 @@ function runRounds(
   collect: (segIndex: number, ord: number, score: number) => void,
   shouldStop: () => boolean,
   found: () => number,
+  threshold?: () => number,
 ): CandidateTable {
   const T = qt.tokens.length;
   const inPhrase = new Set(qt.phrases.flat());
@@ -621,6 +626,7 @@ function runRounds(
             collect(s, ord, score);
           },
           shouldStop,
+          threshold,
         );
         if (!ok) return first;
       }
