@@ -530,8 +530,11 @@ function matchOneToken(
   onMatch: (ord: number, score: number) => void,
 ): boolean {
   const n = seg.reader.n;
-  const fmask = new Int32Array(n);
-  const cost = new Uint8Array(n).fill(255);
+  const acc = poolFor(n, 1, 1);
+  const fmask = acc.tok;
+  const cost = acc.cost;
+  fmask.fill(0, 0, n);
+  cost.fill(255, 0, n);
   const exactArr = input.prioritizeExact && arrayField.some(Boolean) ? new Uint8Array(n) : null;
   let scratch = new Int32Array(16);
   let lo = n;
