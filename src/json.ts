@@ -6,8 +6,19 @@
  * lossless-json instead, and integers outside the safe range become `bigint`. Every other
  * line takes the fast native path (hot: once per imported line).
  */
-import { parse as losslessParse, isLosslessNumber, type LosslessNumber } from 'lossless-json';
+import { createRequire } from 'node:module';
+import type { LosslessNumber } from 'lossless-json';
 import { FathomError } from './errors.js';
+
+// lossless-json is loaded on first use: most processes never see a 16-digit number, and
+// loading it costs a noticeable part of a CLI command's start-up.
+let lossless: typeof import('lossless-json') | undefined;
+function losslessLib(): typeof import('lossless-json') {
+  lossless ??= createRequire(import.meta.url)('lossless-json') as typeof import('lossless-json');
+  return lossless;
+}
+const losslessParse = (text: string) => losslessLib().parse(text);
+const isLosslessNumber = (v: unknown): boolean => losslessLib().isLosslessNumber(v);
 
 const LONG_DIGITS = /\d{16}/;
 

@@ -15,7 +15,16 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import hnswlib from 'hnswlib-node';
+import { createRequire } from 'node:module';
+import type hnswlibTypes from 'hnswlib-node';
+
+// The native addon is loaded on first use (a search without vectors never needs it).
+type HnswLib = typeof hnswlibTypes;
+let lib: HnswLib | undefined;
+function hnswlib(): HnswLib {
+  lib ??= createRequire(import.meta.url)('hnswlib-node') as HnswLib;
+  return lib;
+}
 import type { Store } from '../storage/store.js';
 import type { Field } from '../schema/schema.js';
 import { HNSW_DEFAULTS } from '../defaults.js';
@@ -38,7 +47,7 @@ interface GraphMeta {
 export class VectorIndex {
   readonly dims: number;
   readonly space: 'cosine' | 'ip';
-  private index: hnswlib.HierarchicalNSW;
+  private index: hnswlibTypes.HierarchicalNSW;
   epoch = 0;
   private savedEpoch = -1;
   /** Labels in the graph, live or marked deleted. */
@@ -70,8 +79,8 @@ export class VectorIndex {
     return { graph: `${base}.hnsw`, meta: `${base}.json` };
   }
 
-  private fresh(capacity: number): hnswlib.HierarchicalNSW {
-    const idx = new hnswlib.HierarchicalNSW(this.space, this.dims);
+  private fresh(capacity: number): hnswlibTypes.HierarchicalNSW {
+    const idx = new (hnswlib().HierarchicalNSW)(this.space, this.dims);
     const M = this.field.hnsw_params?.M ?? HNSW_DEFAULTS.M;
     const efC = this.field.hnsw_params?.ef_construction ?? HNSW_DEFAULTS.ef_construction;
     idx.initIndex(capacity, M, efC, 100);
@@ -79,7 +88,7 @@ export class VectorIndex {
   }
 
   /** A saved graph that matches this field, or undefined. */
-  private load(): hnswlib.HierarchicalNSW | undefined {
+  private load(): hnswlibTypes.HierarchicalNSW | undefined {
     const { graph, meta } = this.files;
     let m: GraphMeta;
     try {
@@ -94,7 +103,7 @@ export class VectorIndex {
     const log = changesSince(this.store, this.collId, this.field.id, m.epoch);
     if (!log) return undefined;
     try {
-      const idx = new hnswlib.HierarchicalNSW(this.space, this.dims);
+      const idx = new (hnswlib().HierarchicalNSW)(this.space, this.dims);
       idx.readIndexSync(graph);
       if (idx.getNumDimensions() !== this.dims) return undefined;
       this.epoch = m.epoch;
