@@ -588,22 +588,38 @@ function runRounds(
     ...qt.tokens.map((tok, t) => (inPhrase.has(t) ? 0 : Math.max(...fields.map((f) => allowedTypos(tok, f.numTypos, params.min_len_1typo, params.min_len_2typo))))),
   );
   const seen = segs.map((s) => new Uint8Array(s.reader.n));
-  const tableAt = new Map<number, CandidateTable>();
-  const candidatesAt = (level: number, lastIndex: number): CandidateTable => {
-    const key = level * 64 + lastIndex;
+  const tableAt = new Map<string, CandidateTable>();
+  const allowedFor = (t: number, f: FieldSpec, level: number) => (inPhrase.has(t) ? 0 : Math.min(level, allowedTypos(qt.tokens[t]!, f.numTypos, params.min_len_1typo, params.min_len_2typo)));
+  /**
+   * Candidates at a typo level. In 'missing' mode only tokens without an exact (or prefix)
+   * match anywhere get typo expansions; in 'all' mode every token does. Each token and
+   * field is expanded once per level (the trie walk is the costly part of typo queries).
+   */
+  const candidatesAt = (level: number, mode: 'missing' | 'all'): CandidateTable => {
+    const key = `${level}:${mode}`;
     let table = tableAt.get(key);
     if (table) return table;
-    table = qt.tokens.map((tok, t) =>
-      fields.map((f, fi) => {
-        const ft = fieldToken(t, fi);
-        const allowed = inPhrase.has(t) ? 0 : Math.min(level, allowedTypos(tok, f.numTypos, params.min_len_1typo, params.min_len_2typo));
-        const prefix = t === lastIndex && f.prefix && !inPhrase.has(t);
-        return selectCandidates(segs, f.field, ft, allowed, prefix, params.max_candidates);
-      }),
-    );
+    const base = level === 0 ? undefined : candidatesAt(0, 'all');
+    table = qt.tokens.map((_tok, t) => {
+      const exact = base?.[t]!.some((perField) => perField.length > 0);
+      return fields.map((f, fi) => {
+        if (base && mode === 'missing' && exact) return base[t]![fi]!;
+        const prev = level > 1 ? tableAt.get(`${level - 1}:${mode}`) : undefined;
+        const allowed = allowedFor(t, f, level);
+        // no more typos allowed for this token than at the level before: same candidates
+        if (prev && allowed === allowedFor(t, f, level - 1)) return prev[t]![fi]!;
+        if (base && allowed === 0) return base[t]![fi]!;
+        const prefix = t === T - 1 && f.prefix && !inPhrase.has(t);
+        return selectCandidates(segs, f.field, fieldToken(t, fi), allowed, prefix, params.max_candidates);
+      });
+    });
     tableAt.set(key, table);
     return table;
   };
+  // typo rounds: level 0, then typos for the tokens that found nothing, then for all
+  const rounds: Array<[number, 'missing' | 'all']> = [[0, 'all']];
+  for (let l = 1; l <= maxLevel; l++) rounds.push([l, 'missing']);
+  for (let l = 1; l <= maxLevel; l++) rounds.push([l, 'all']);
   let first: CandidateTable | undefined;
   // tokens are dropped right to left; words of a quoted phrase are never dropped
   const droppable = qt.tokens.map((_, t) => t).filter((t) => !inPhrase.has(t));
@@ -611,9 +627,12 @@ function runRounds(
     const gone = new Set(droppable.slice(droppable.length - drop));
     const active = qt.tokens.map((_, t) => t).filter((t) => !gone.has(t));
     if (active.length === 0) break;
-    for (let level = 0; level <= maxLevel; level++) {
-      // prefix applies to the query's last token only, so not after it has been dropped
-      const candidates = candidatesAt(level, T - 1);
+    let previous: CandidateTable | undefined;
+    for (const [level, mode] of rounds) {
+      // (prefix applies to the query's last token only, so not after it has been dropped)
+      const candidates = candidatesAt(level, mode);
+      if (candidates === previous || sameCandidates(candidates, previous)) continue;
+      previous = candidates;
       if (!first) first = candidates;
       for (let s = 0; s < segs.length; s++) {
         const segSeen = seen[s]!;
@@ -636,6 +655,21 @@ function runRounds(
     if (found() >= params.drop_tokens_threshold) break;
   }
   return first!;
+}
+
+/** Do two candidate tables list the same terms? (a round that adds nothing is skipped) */
+function sameCandidates(a: CandidateTable, b: CandidateTable | undefined): boolean {
+  if (!b) return false;
+  for (let t = 0; t < a.length; t++) {
+    for (let f = 0; f < a[t]!.length; f++) {
+      const x = a[t]![f]!;
+      const y = b[t]![f]!;
+      if (x === y) continue;
+      if (x.length !== y.length) return false;
+      for (let i = 0; i < x.length; i++) if (x[i]!.term !== y[i]!.term) return false;
+    }
+  }
+  return true;
 }
 
 function highlightFields(schema: Schema, params: SearchParams, fields: FieldSpec[], candidates: CandidateTable | undefined, qt: QueryTokens): HighlightField[] {
