@@ -17,6 +17,15 @@ describe('data directory', () => {
     expect(fs.existsSync(path.join(dir, 'models'))).toBe(true);
   });
 
+  it('uses an existing empty directory whose name has a dot in it', async () => {
+    const dir = path.join(tmpDir(), 'data.v2');
+    fs.mkdirSync(dir);
+    const store = openStore(dir);
+    expect(store.meta.get('format')).toMatchObject({ version: FORMAT_VERSION });
+    await store.close();
+    expect(fs.existsSync(path.join(dir, 'data.mdb'))).toBe(true);
+  });
+
   it('reopens an existing directory', async () => {
     const dir = dataDirPath();
     await openStore(dir).close();

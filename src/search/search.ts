@@ -589,6 +589,7 @@ function runRounds(
   );
   const seen = segs.map((s) => new Uint8Array(s.reader.n));
   const tableAt = new Map<string, CandidateTable>();
+  const expanded = new Map<number, CandidateTable[number][number]>();
   const allowedFor = (t: number, f: FieldSpec, level: number) => (inPhrase.has(t) ? 0 : Math.min(level, allowedTypos(qt.tokens[t]!, f.numTypos, params.min_len_1typo, params.min_len_2typo)));
   /**
    * Candidates at a typo level. In 'missing' mode only tokens without an exact (or prefix)
@@ -604,13 +605,17 @@ function runRounds(
       const exact = base?.[t]!.some((perField) => perField.length > 0);
       return fields.map((f, fi) => {
         if (base && mode === 'missing' && exact) return base[t]![fi]!;
-        const prev = level > 1 ? tableAt.get(`${level - 1}:${mode}`) : undefined;
         const allowed = allowedFor(t, f, level);
-        // no more typos allowed for this token than at the level before: same candidates
-        if (prev && allowed === allowedFor(t, f, level - 1)) return prev[t]![fi]!;
         if (base && allowed === 0) return base[t]![fi]!;
-        const prefix = t === T - 1 && f.prefix && !inPhrase.has(t);
-        return selectCandidates(segs, f.field, fieldToken(t, fi), allowed, prefix, params.max_candidates);
+        // the same token, field and typo budget in another round: the same candidates
+        const memoKey = (t * fields.length + fi) * 4 + allowed;
+        let cands = expanded.get(memoKey);
+        if (!cands) {
+          const prefix = t === T - 1 && f.prefix && !inPhrase.has(t);
+          cands = selectCandidates(segs, f.field, fieldToken(t, fi), allowed, prefix, params.max_candidates);
+          expanded.set(memoKey, cands);
+        }
+        return cands;
       });
     });
     tableAt.set(key, table);

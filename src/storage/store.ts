@@ -9,7 +9,7 @@
  *   collections  name -> CollectionRecord (schema, numeric id, created_at)
  *   aliases      alias -> collection name
  *   colstate     collId -> CollectionState (next seq, live count, segment manifest)
- *   docs         [collId, seq] -> document (msgpack)
+ *   docs         [collId, seq] -> document as JSON text (doctext.ts)
  *   ids          [collId, id] -> seq
  *   segments     [collId, segId, fieldId] -> immutable index blob (binary)
  *   deletes      [collId, segId] -> deletion bitmap of that segment (binary)
@@ -96,6 +96,8 @@ export function openStore(dir: string, opts: OpenOptions = {}): Store {
   try {
     env = open({
       path: abs,
+      // lmdb-js takes a path with an extension (`data.v2`, mktemp's `tmp.XXXX`) for a file
+      noSubdir: false,
       maxDbs: 32,
       mapSize: LMDB_MAP_SIZE,
       readOnly,
