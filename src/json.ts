@@ -2,7 +2,7 @@
  * JSON that keeps 64-bit integers exact.
  *
  * `JSON.parse` turns 9007199254740993 into 9007199254740992. Documents may carry int64
- * values beyond 2^53, so a line that contains a run of 16 or more digits is parsed with
+ * values beyond 2^53, so a line that contains an integer of 16 or more digits is parsed with
  * lossless-json instead, and integers outside the safe range become `bigint`. Every other
  * line takes the fast native path (hot: once per imported line).
  */
@@ -20,7 +20,12 @@ function losslessLib(): typeof import('lossless-json') {
 const losslessParse = (text: string) => losslessLib().parse(text);
 const isLosslessNumber = (v: unknown): boolean => losslessLib().isLosslessNumber(v);
 
-const LONG_DIGITS = /\d{16}/;
+/**
+ * An integer literal of 16 or more digits: a digit run not preceded by a digit or `.` and
+ * not followed by a digit, `.` or an exponent. Long fractions (`0.12345678901234567`, as
+ * float vectors are often written) stay on the native path: they are floats either way.
+ */
+const LONG_DIGITS = /(?<![\d.])\d{16,}(?![\d.eE])/;
 
 function reviveNumber(n: LosslessNumber | unknown): unknown {
   if (!isLosslessNumber(n)) return n;
@@ -47,7 +52,7 @@ function convert(v: unknown): unknown {
 
 /**
  * Parses one JSON line and says whether it needed the lossless parser (it holds a run of
- * 16+ digits, so possibly an integer beyond 2^53). Hot: once per imported line.
+ * integer of 16+ digits, so possibly beyond 2^53). Hot: once per imported line.
  */
 export function parseJsonLine(text: string): { value: unknown; lossless: boolean } {
   const lossless = LONG_DIGITS.test(text);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { openEngine, BOOKS_SCHEMA } from './helpers.js';
 import { validateId } from '../src/document/document.js';
+import { parseJsonLine } from '../src/json.js';
 
 async function books() {
   const e = openEngine();
@@ -100,6 +101,13 @@ describe('validation and dirty_values', () => {
     expect(e.getDocument('n', '1').big).toBe(9007199254740993n);
     await expect(e.writeDocument('n', { id: '2', big: 2n ** 63n })).rejects.toThrow(/int64/);
     await e.close();
+  });
+
+  it('parses long integers exactly and long fractions natively', () => {
+    expect(parseJsonLine('{"a":9007199254740993,"b":[-12345678901234567]}')).toEqual({ value: { a: 9007199254740993n, b: [-12345678901234567n] }, lossless: true });
+    // float vectors are often written with 17 significant digits: no lossless parse needed
+    expect(parseJsonLine('{"v":[0.12345678901234567,-0.9876543210987654321,1.5e-17]}')).toEqual({ value: { v: [0.12345678901234567, -0.9876543210987654321, 1.5e-17] }, lossless: false });
+    expect(parseJsonLine('{"a":1234567890123456.5,"b":12345678901234567e2}').lossless).toBe(false);
   });
 
   it('string* stores numbers and arrays as strings', async () => {

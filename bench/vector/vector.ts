@@ -107,19 +107,28 @@ for (const ef of [10, 40, 100]) {
   // warm-up
   for (const q of queries.slice(0, 20)) {
     raw.searchKnn(Array.from(q), 10);
-    e.searchSync('v', { q: '*', vector_query: `emb:([${Array.from(q).join(',')}], k: 10, ef: ${ef})`, include_fields: 'id' });
+    e.searchSync('v', { q: '*', vector_query: `emb:([${Array.from(q).join(',')}], k: 10, ef: ${ef} )`, include_fields: 'id' });
   }
   const qstrings = queries.map((q) => `emb:([${Array.from(q).join(',')}], k: 10, ef: ${ef})`);
-  for (let qi = 0; qi < NQ; qi++) {
-    const q = queries[qi]!;
-    let t = performance.now();
-    const res = raw.searchKnn(Array.from(q), 10);
-    rawLat.push(performance.now() - t);
-    rawGot.push(res.neighbors);
-    t = performance.now();
-    const ours = e.searchSync('v', { q: '*', vector_query: qstrings[qi]!, include_fields: 'id' });
-    ourLat.push(performance.now() - t);
-    ourGot.push(ours.hits!.map((h) => Number(h.document.id)));
+  // Each side runs its own pass over all queries, twice, alternating: interleaving the two
+  // indexes query by query makes each evict the other's graph from the CPU caches (which
+  // measured the cache, not the code). Our pass includes parsing the vector_query text.
+  for (let round = 0; round < 2; round++) {
+    for (let qi = 0; qi < NQ; qi++) {
+      const q = Array.from(queries[qi]!);
+      const t = performance.now();
+      const res = raw.searchKnn(q, 10);
+      rawLat.push(performance.now() - t);
+      if (round === 0) rawGot.push(res.neighbors);
+    }
+    for (let qi = 0; qi < NQ; qi++) {
+      // a fresh string each time, so that no parse is remembered from an earlier pass
+      const qs = round === 0 ? qstrings[qi]! : qstrings[qi]!.replace('k: 10', 'k:10');
+      const t = performance.now();
+      const ours = e.searchSync('v', { q: '*', vector_query: qs, include_fields: 'id' });
+      ourLat.push(performance.now() - t);
+      if (round === 0) ourGot.push(ours.hits!.map((h) => Number(h.document.id)));
+    }
   }
   rawLat.sort((a, b) => a - b);
   ourLat.sort((a, b) => a - b);
