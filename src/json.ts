@@ -25,7 +25,14 @@ const isLosslessNumber = (v: unknown): boolean => losslessLib().isLosslessNumber
  * not followed by a digit, `.` or an exponent. Long fractions (`0.12345678901234567`, as
  * float vectors are often written) stay on the native path: they are floats either way.
  */
-const LONG_DIGITS = /(?<![\d.])\d{16,}(?![\d.eE])/;
+const LONG_INTEGER = /(?<![\d.])\d{16,}(?![\d.eE])/;
+const LONG_DIGITS = /\d{16}/;
+
+/** Does this JSON text hold an integer literal of 16+ digits? (hot: once per imported line) */
+export function hasLongInteger(text: string): boolean {
+  // the plain 16-digit scan is cheaper and almost always false
+  return LONG_DIGITS.test(text) && LONG_INTEGER.test(text);
+}
 
 function reviveNumber(n: LosslessNumber | unknown): unknown {
   if (!isLosslessNumber(n)) return n;
@@ -55,7 +62,7 @@ function convert(v: unknown): unknown {
  * integer of 16+ digits, so possibly beyond 2^53). Hot: once per imported line.
  */
 export function parseJsonLine(text: string): { value: unknown; lossless: boolean } {
-  const lossless = LONG_DIGITS.test(text);
+  const lossless = hasLongInteger(text);
   try {
     return { value: lossless ? convert(losslessParse(text)) : JSON.parse(text), lossless };
   } catch (e) {
@@ -66,7 +73,7 @@ export function parseJsonLine(text: string): { value: unknown; lossless: boolean
 /** Parses JSON text; throws FathomError(BAD_JSON) with the parser's reason. */
 export function parseJson(text: string): unknown {
   try {
-    if (!LONG_DIGITS.test(text)) return JSON.parse(text);
+    if (!hasLongInteger(text)) return JSON.parse(text);
     return convert(losslessParse(text));
   } catch (e) {
     throw new FathomError('BAD_JSON', `malformed JSON: ${(e as Error).message}`);

@@ -13,7 +13,7 @@ import { SegmentBuilder, type BuiltSegment } from '../index/segment.js';
 import { copyState, openSegment, readState, type CollectionState, type SegmentInfo } from '../index/manifest.js';
 import { isPlainObject } from '../json.js';
 import { loadDocument, stripVectors } from '../document/stored.js';
-import { rememberText, rememberedText } from '../storage/doctext.js';
+import { encodeText } from '../storage/doctext.js';
 
 /** `text` (a JSON object) with `"id":...` appended as its last key. */
 function withId(text: string, id: string): string {
@@ -26,7 +26,20 @@ export type WriteAction = 'create' | 'upsert' | 'update' | 'emplace';
 export const WRITE_ACTIONS: readonly WriteAction[] = ['create', 'upsert', 'update', 'emplace'];
 
 export type BatchOp =
-  | { kind: 'write'; doc: unknown; action: WriteAction; dirty?: DirtyValues; id?: string }
+  | {
+      kind: 'write';
+      doc: unknown;
+      action: WriteAction;
+      dirty?: DirtyValues;
+      id?: string;
+      /**
+       * The JSON line `doc` was parsed from, exactly (import): stored as it is when
+       * validation changes nothing. Whoever replaces `doc` must drop it.
+       */
+      text?: string;
+      /** `text` holds an integer literal of 16+ digits (read it back losslessly). */
+      lossless?: boolean;
+    }
   | { kind: 'delete'; id: string; ignoreNotFound?: boolean }
   | { kind: 'deleteSeq'; seq: number }
   | { kind: 'error'; error: FathomError };
@@ -254,12 +267,10 @@ export function applyBatch(store: Store, name: string, ops: BatchOp[], hooks: Wr
         state.count++;
       } else removeLive(existingSeq);
       const toStore = stripVectors(schema, prepared.stored);
-      if (toStore === prepared.stored && prepared.asGiven && full === input) {
+      if (op.text !== undefined && toStore === prepared.stored && prepared.asGiven && full === input) {
         // store the line exactly as it arrived (plus a generated id): no encoding needed
-        const known = rememberedText(input);
-        if (known) rememberText(toStore, prepared.idGenerated ? withId(known.text, prepared.id) : known.text, known.lossless);
-      }
-      store.docs.put([collId, seq], toStore);
+        store.docsRaw.put([collId, seq], encodeText(prepared.idGenerated ? withId(op.text, prepared.id) : op.text, op.lossless ?? true));
+      } else store.docs.put([collId, seq], toStore);
       store.ids.put([collId, prepared.id], seq);
       builder.add(seq, values);
       hooks.afterWrite?.(ctx, seq, prepared.stored);

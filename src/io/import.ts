@@ -17,7 +17,6 @@ import { applyBatch, type BatchOp, type OpResult, type WriteAction, type WriteHo
 import { getRecord } from '../collection/catalog.js';
 import type { Store } from '../storage/store.js';
 import { decodeLine, isBlank, splitLines } from './lines.js';
-import { rememberText } from '../storage/doctext.js';
 
 export interface ImportOptions {
   action?: WriteAction;
@@ -120,8 +119,7 @@ export async function importLines(
     } else {
       try {
         const { value: doc, lossless } = parseJsonLine(text);
-        if (doc !== null && typeof doc === 'object' && !Array.isArray(doc)) rememberText(doc, text, lossless);
-        op = { kind: 'write', doc, action, dirty: opts.dirtyValues };
+        op = { kind: 'write', doc, action, dirty: opts.dirtyValues, text, lossless };
       } catch (e) {
         op = { kind: 'error', error: e as FathomError };
       }

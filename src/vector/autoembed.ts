@@ -142,7 +142,7 @@ export async function enrichOps(store: Store, collection: string, ops: BatchOp[]
   for (const [i, v] of vectors) {
     if (failed.has(i)) continue;
     const op = out[i] as Extract<BatchOp, { kind: 'write' }>;
-    out[i] = { ...op, doc: { ...(op.doc as Record<string, unknown>), ...v } };
+    out[i] = { ...op, doc: { ...(op.doc as Record<string, unknown>), ...v }, text: undefined };
   }
   return out;
 }
