@@ -4,7 +4,7 @@
  */
 import { Command, Option } from 'commander';
 import { inputStream, isStdoutClosed, out, parseChoice, parseIntOption, withDataDir, withEngine, type ExitCode } from './common.js';
-import { IMPORT_BATCH_SIZE, MAX_IMPORT_BATCH_SIZE } from '../src/defaults.js';
+import { CLI_IMPORT_BATCH_SIZE, MAX_IMPORT_BATCH_SIZE } from '../src/defaults.js';
 
 const ACTIONS = ['create', 'upsert', 'update', 'emplace'] as const;
 const DIRTY = ['coerce_or_reject', 'coerce_or_drop', 'drop', 'reject'] as const;
@@ -30,7 +30,7 @@ export function importCommand(run: (fn: () => Promise<ExitCode>) => Promise<void
     .addOption(
       new Option('--batch-size <n>', `documents per transaction (1-${MAX_IMPORT_BATCH_SIZE})`)
         .argParser(parseIntOption('batch-size', 1, MAX_IMPORT_BATCH_SIZE))
-        .default(IMPORT_BATCH_SIZE),
+        .default(CLI_IMPORT_BATCH_SIZE),
     )
     .addOption(new Option('--dirty-values <mode>', DIRTY.join(' | ')).argParser(parseChoice('dirty-values', DIRTY)))
     .option('--return-id', 'include each document id in its result line')
@@ -65,6 +65,7 @@ export function importCommand(run: (fn: () => Promise<ExitCode>) => Promise<void
             dirtyValues: opts.dirtyValues,
             returnId: opts.returnId,
             returnDoc: opts.returnDoc,
+            failedOnly: opts.quiet,
             afterBatch: (done) => {
               const secs = (performance.now() - started) / 1000;
               bar?.update(done, { rate: Math.round(done / Math.max(secs, 0.001)), failed });

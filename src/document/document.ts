@@ -309,17 +309,20 @@ export function prepareDocument(schema: Schema, input: unknown, opts: PrepareOpt
   const discovered: Array<Omit<FieldDef, 'id'>> = [];
   const seen = new Set<string>();
 
-  let entries: Iterable<[string, { value: unknown; inArray: boolean }]>;
+  // Hot path (every imported document): without nested fields, walk the keys directly
+  // instead of building an entry per key.
+  let flat: Map<string, { value: unknown; inArray: boolean }> | undefined;
   if (nested) {
-    const flat = new Map<string, { value: unknown; inArray: boolean }>();
+    flat = new Map();
     flatten(doc, '', false, flat);
-    entries = flat;
-  } else {
-    entries = Object.keys(doc).map((k) => [k, { value: doc[k], inArray: false }] as [string, { value: unknown; inArray: boolean }]);
   }
-
-  for (const [name, { value, inArray }] of entries) {
+  const names = flat ? [...flat.keys()] : Object.keys(doc);
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
     if (name === 'id') continue;
+    const entry = flat?.get(name);
+    const value = entry ? entry.value : doc[name];
+    const inArray = entry ? entry.inArray : false;
     let field = schema.resolve(name);
     if (value === null || value === undefined) continue; // null means absent; required check below
     if (!field) {

@@ -5,11 +5,11 @@
  *                                                                   |
  *                           result lines, in order  <---------------+
  *
- * Up to IMPORT_PIPELINE_DEPTH batches are in flight: LMDB's writer thread commits
+ * Up to IMPORT_PIPELINE_DEPTH batches (and about IMPORT_PIPELINE_DOCS documents) are in flight: LMDB's writer thread commits
  * batch k while batch k+1 is being prepared. A batch's results are emitted only after
  * its transaction is committed and flushed, so every `"success":true` line is durable.
  */
-import { IMPORT_BATCH_SIZE, IMPORT_PIPELINE_DEPTH, MAX_IMPORT_BATCH_SIZE } from '../defaults.js';
+import { IMPORT_BATCH_SIZE, IMPORT_PIPELINE_DEPTH, IMPORT_PIPELINE_DOCS, MAX_IMPORT_BATCH_SIZE } from '../defaults.js';
 import { FathomError } from '../errors.js';
 import { parseJsonLine, stringifyJson } from '../json.js';
 import type { DirtyValues } from '../document/document.js';
@@ -24,6 +24,8 @@ export interface ImportOptions {
   dirtyValues?: DirtyValues;
   returnId?: boolean;
   returnDoc?: boolean;
+  /** Hand only failed lines to the sink (the CLI's `--quiet`): successes are counted, not formatted. */
+  failedOnly?: boolean;
   hooks?: WriteHooks;
   /** Completes a batch before its transaction (computes embedding fields). */
   enrich?: (ops: BatchOp[]) => Promise<BatchOp[]>;
@@ -69,6 +71,7 @@ export async function importLines(
     throw new FathomError('BAD_PARAMETER', `batch_size must be an integer from 1 to ${MAX_IMPORT_BATCH_SIZE}`);
   }
   const action = opts.action ?? 'create';
+  const depth = Math.max(2, Math.min(IMPORT_PIPELINE_DEPTH, Math.ceil(IMPORT_PIPELINE_DOCS / batchSize)));
   const summary: ImportSummary = { total: 0, succeeded: 0, failed: 0 };
   const inflight: Array<{ lines: PendingLine[]; done: Promise<OpResult[]>; results?: OpResult[] }> = [];
   let batch: PendingLine[] = [];
@@ -89,6 +92,7 @@ export async function importLines(
         summary.total++;
         if (r.ok) summary.succeeded++;
         else summary.failed++;
+        if (r.ok && opts.failedOnly) continue;
         await sink(formatResult(r, lines[i]!.text, opts), r.ok);
       }
       await opts.afterBatch?.(summary.total);
@@ -107,7 +111,7 @@ export async function importLines(
       return r;
     });
     inflight.push(entry);
-    if (inflight.length >= IMPORT_PIPELINE_DEPTH) await drain();
+    if (inflight.length >= depth) await drain();
   };
 
   for await (const raw of splitLines(source)) {
