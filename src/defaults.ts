@@ -218,6 +218,11 @@ export const EMBED_DEFAULTS = {
   oauthRefreshMarginMs: 60_000,
   /** Texts per inference call of a local (ONNX or built-in) model. A caller's smaller batch size wins. Range 1..1024. */
   localBatchSize: 32,
+  /**
+   * Inference threads for `ts/use-lite` (TensorFlow.js WASM runs one core per thread), each with
+   * its own copy of the model (about 60 MB). Range 1..16; capped at the machine's cores.
+   */
+  useLiteThreads: 2,
   /** Longest token sequence fed to a local model when its config.json names none (BERT's 512). */
   localMaxTokens: 512,
   /** Texts longer than this many characters per allowed token are cut before tokenising (the tokens past the limit are dropped anyway). */

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cachedEmbedQuery, clearQueryCache, closeEmbedders, loadEmbedder, queryCacheSize, type Embedder } from '../src/embed/index.js';
 import { FathomError } from '../src/errors.js';
+import { UseLiteModel } from '../src/embed/use-lite.js';
 import { ROOT, tmpDir } from './helpers.js';
 
 const FIXTURES = path.join(ROOT, 'fixtures', 'models');
@@ -187,6 +188,23 @@ describe('the offline built-in model ts/use-lite', () => {
     clearInterval(timer);
     // In-thread inference would starve the timer for the whole call.
     expect(ticks).toBeGreaterThan(elapsed / 5 / 10);
+  });
+
+  it('gives the same vectors, in input order, whether one thread or two embed a call', async () => {
+    const texts = ['red running shoes', 'onion soup', 'tax law', 'a text editor for the terminal', 'python http library'];
+    const one = await UseLiteModel.load('ts/use-lite', 1);
+    const two = await UseLiteModel.load('ts/use-lite', 2);
+    try {
+      const a = await one.run(texts, {});
+      const b = await two.run(texts, { batchSize: 1 });
+      expect(b).toHaveLength(texts.length);
+      for (let i = 0; i < texts.length; i++) {
+        const cos = dot(a[i]!, b[i]!) / (norm(a[i]!) * norm(b[i]!));
+        expect(cos).toBeGreaterThan(0.9999);
+      }
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
   });
 });
 

@@ -73,7 +73,7 @@ async function runFathom(docs: DebianPackage[], queries: BenchQuery[]): Promise<
   const disk = dirSize(dir);
   await e.close();
   fs.rmSync(work, { recursive: true, force: true });
-  return { engine: 'fathom', docs: docs.length, indexMs: imp.ms, peakRssMb: Math.max(rss, imp.maxRssKb / 1024), diskMb: disk / 1024 / 1024, ...m, note: 'CLI import (batch 40, durable commits), then queries in-process' };
+  return { engine: 'fathom', docs: docs.length, indexMs: imp.ms, peakRssMb: Math.max(rss, imp.maxRssKb / 1024), diskMb: disk / 1024 / 1024, ...m, note: 'CLI import (default batch 1000, durable commits), then queries in-process' };
 }
 
 async function runMiniSearch(docs: DebianPackage[], queries: BenchQuery[]): Promise<Result> {

