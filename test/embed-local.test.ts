@@ -195,8 +195,8 @@ describe('the offline built-in model ts/use-lite', () => {
     const one = await UseLiteModel.load('ts/use-lite', 1);
     const two = await UseLiteModel.load('ts/use-lite', 2);
     try {
-      const a = await one.run(texts, {});
-      const b = await two.run(texts, { batchSize: 1 });
+      const a = await one.run(texts, { purpose: 'index' });
+      const b = await two.run(texts, { purpose: 'index', batchSize: 1 });
       expect(b).toHaveLength(texts.length);
       for (let i = 0; i < texts.length; i++) {
         const cos = dot(a[i]!, b[i]!) / (norm(a[i]!) * norm(b[i]!));

@@ -29,7 +29,7 @@ export class UseLiteModel implements TextModel {
     return undefined;
   }
 
-  static async load(label: string, threads = EMBED_DEFAULTS.useLiteThreads): Promise<UseLiteModel> {
+  static async load(label: string, threads: number = EMBED_DEFAULTS.useLiteThreads): Promise<UseLiteModel> {
     const n = Math.max(1, Math.min(threads, os.availableParallelism()));
     const workers = Array.from({ length: n }, () => new InferenceWorker(label));
     try {
