@@ -43,8 +43,11 @@ export class UseLiteModel implements TextModel {
 
   async run(texts: string[], opts: EmbedOptions): Promise<Float32Array[]> {
     const batchSize = Math.max(1, Math.min(opts.batchSize ?? EMBED_DEFAULTS.localBatchSize, EMBED_DEFAULTS.localBatchSize));
-    // Several threads only pay off with several batches: split a call into at least one batch per thread.
-    const size = Math.max(1, Math.min(batchSize, Math.ceil(texts.length / this.workers.length)));
+    // Split a call into equal batches, a multiple of the thread count of them, so that every
+    // thread gets the same share (100 texts, 2 threads, at most 32 per batch: 4 batches of 25).
+    const w = this.workers.length;
+    const batches = Math.ceil(Math.ceil(texts.length / batchSize) / w) * w;
+    const size = Math.max(1, Math.ceil(texts.length / batches));
     const calls: Array<Promise<Float32Array[]>> = [];
     for (let i = 0; i < texts.length; i += size) {
       const worker = this.workers[this.next++ % this.workers.length]!;
