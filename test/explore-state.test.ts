@@ -290,3 +290,13 @@ describe('the document pane', () => {
     expect(id!.text.slice(0, id!.keyLength)).toBe('  "id": ');
   });
 });
+
+describe('numbers in the status line', () => {
+  it('writes counts with thousands separators, like 63,666', async () => {
+    const { thousands } = await import('../commands/search-render.js');
+    expect(thousands(0)).toBe('0');
+    expect(thousands(999)).toBe('999');
+    expect(thousands(63666)).toBe('63,666');
+    expect(thousands(1234567)).toBe('1,234,567');
+  });
+});

@@ -5,11 +5,12 @@
 import { Box, Text } from 'ink';
 import type { Source } from '../client.js';
 import { lastPage, type ExploreState } from '../state.js';
+import { thousands } from '../../search-render.js';
 
 export function statusText(state: ExploreState): string {
   const r = state.response;
   if (!r) return state.loading ? 'searching…' : state.error ? 'no results yet' : '';
-  const parts = [`found ${r.found.toLocaleString('en')} of ${r.out_of.toLocaleString('en')}`, `${r.search_time_ms} ms`, `page ${state.page}/${lastPage(state)}`];
+  const parts = [`found ${thousands(r.found)} of ${thousands(r.out_of)}`, `${r.search_time_ms} ms`, `page ${state.page}/${lastPage(state)}`];
   if (r.search_cutoff) parts.push('cut off');
   return parts.join(' · ') + (state.loading ? ' · …' : '');
 }
