@@ -62,9 +62,9 @@ export function openSegment(store: Store, collId: number, segId: number): Segmen
   const key = cacheKey(store, collId, segId);
   let r = readers.get(key);
   if (!r) {
-    const header = store.segments.getBinary([collId, segId, 0]);
+    const header = store.readBlob(store.segments, [collId, segId, 0]);
     if (!header) throw new Error(`index segment ${segId} of collection ${collId} is missing`);
-    r = new SegmentReader(segId, header, (fieldId) => store.segments.getBinary([collId, segId, fieldId]) ?? undefined);
+    r = new SegmentReader(segId, header, (fieldId) => store.readBlob(store.segments, [collId, segId, fieldId]));
     readers.set(key, r);
   }
   return r;

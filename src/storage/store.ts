@@ -48,6 +48,11 @@ export interface Store {
   readonly stopwords: Database<any, string>;
   readonly vectors: Database<Buffer, Key>;
   readonly aux: Database<any, Key>;
+  /**
+   * Reads an immutable blob (an index segment's field): straight from the memory map when
+   * the store pins a snapshot (see OpenOptions.pinSnapshot), else a copy.
+   */
+  readBlob(db: Database<Buffer, Key>, key: Key): Uint8Array | undefined;
   close(): Promise<void>;
 }
 
@@ -58,6 +63,15 @@ export interface OpenOptions {
   /** Create the directory when it does not exist (default true). */
   create?: boolean;
   readOnly?: boolean;
+  /**
+   * Short-lived processes (`fathom search`): hold one read transaction until close
+   * and read index segments straight from the memory map instead of copying them, so that a
+   * cold query touches only the pages it needs (on 1M documents the copy alone was 100 ms).
+   * Safe because LMDB never reuses a page a live read transaction can see, and segments are
+   * immutable (ids are never reused): a segment found in the pinned snapshot has the same
+   * bytes in every later one. Default false (a long-lived process must not pin old pages).
+   */
+  pinSnapshot?: boolean;
 }
 
 /** Opens (and, when allowed, creates) a data directory. Fails with a clear message on anything else. */
@@ -127,8 +141,23 @@ export function openStore(dir: string, opts: OpenOptions = {}): Store {
       stopwords: db<any, string>('stopwords'),
       vectors: db<Buffer>('vectors', 'binary'),
       aux: db('aux'),
+      readBlob: (d, key) => d.getBinary(key) ?? undefined,
       close: () => env.close(),
     };
+    if (opts.pinSnapshot) {
+      const pinned = env.useReadTransaction();
+      // getBinaryFast hands out values of 16 MB and more as views of the map; smaller ones
+      // arrive in a buffer reused by the next read, so those are copied.
+      store.readBlob = (d, key) => {
+        const b = (d as any).getBinaryFast(key, { transaction: pinned }) as (Uint8Array & { isGlobal?: boolean }) | undefined;
+        if (b === undefined) return d.getBinary(key) ?? undefined; // written after the pin
+        return b.isGlobal ? Uint8Array.prototype.slice.call(b, 0, b.length) : b;
+      };
+      store.close = () => {
+        pinned.done();
+        return env.close();
+      };
+    }
   } catch (e) {
     void env.close();
     throw new FathomError('DATA_DIR', `cannot open data directory ${dir}: ${(e as Error).message}`);
