@@ -9,12 +9,25 @@ import zlib from 'node:zlib';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The project root: the nearest folder above this script with bin/fathom.js (benchmarks run bundled, from bench/out/ or node_modules/.cache/). */
+function projectRoot(): string {
+  let d = path.dirname(fileURLToPath(import.meta.url));
+  while (!fs.existsSync(path.join(d, 'bin', 'fathom.js'))) {
+    const up = path.dirname(d);
+    if (up === d) throw new Error('cannot find the project root');
+    d = up;
+  }
+  return d;
+}
+export const ROOT = projectRoot();
 export const DEFAULT_DATASET = path.resolve(ROOT, '..', 'shared', 'datasets', 'debian-packages.jsonl.gz');
 
+/** `--name value` from the command line; a bare `--name` (a flag) gives 'true'. */
 export function arg(name: string, dflt?: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : dflt;
+  if (i < 0) return dflt;
+  const v = process.argv[i + 1];
+  return v === undefined || v.startsWith('--') ? 'true' : v;
 }
 
 export function datasetPath(): string {

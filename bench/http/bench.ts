@@ -19,29 +19,11 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { DEBIAN_SCHEMA, DEFAULT_DATASET, QUERY_BY, loadDebian, makeQueries, vocabulary } from './debian.js';
+import { QUERY_BY, loadDebian, makeQueries, vocabulary } from './debian.js';
+import { DEBIAN_SCHEMA, DEFAULT_DATASET, ROOT, arg } from '../common.js';
 
-/** The project root: the nearest folder above this script that has bin/fathom.js (the script runs bundled). */
-function projectRoot(): string {
-  let d = path.dirname(fileURLToPath(import.meta.url));
-  while (!fs.existsSync(path.join(d, 'bin', 'fathom.js'))) {
-    const up = path.dirname(d);
-    if (up === d) throw new Error('cannot find the project root');
-    d = up;
-  }
-  return d;
-}
-const ROOT = projectRoot();
 const KEY = 'bench-key';
-
-function arg(name: string, dflt?: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return dflt;
-  const v = process.argv[i + 1];
-  return v === undefined || v.startsWith('--') ? 'true' : v;
-}
 
 const dataset = arg('dataset', DEFAULT_DATASET)!;
 const dataDir = arg('data-dir', path.join(os.tmpdir(), 'fathom-bench-debian'))!;

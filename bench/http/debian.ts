@@ -2,30 +2,13 @@
  * The Debian packages data set for the HTTP benchmark: schema, loader and queries.
  *
  * The data set (63,666 packages, JSON Lines, gzip) is read from
- * /work/shared/datasets/debian-packages.jsonl.gz unless a path is given. Package names
- * are split into words on - . + _ / so that `python3-numpy` is found by `numpy`.
+ * ../shared/datasets/debian-packages.jsonl.gz beside the project unless a path is given;
+ * the schema is the other benchmarks' (bench/common.ts).
  */
 import fs from 'node:fs';
 import zlib from 'node:zlib';
 import { Engine } from '../../src/engine.js';
-
-export const DEFAULT_DATASET = '/work/shared/datasets/debian-packages.jsonl.gz';
-
-export const DEBIAN_SCHEMA = {
-  name: 'packages',
-  token_separators: ['-', '.', '+', '_', '/'],
-  fields: [
-    { name: 'name', type: 'string' },
-    { name: 'version', type: 'string', index: false, optional: true },
-    { name: 'section', type: 'string', facet: true },
-    { name: 'priority', type: 'string', facet: true, optional: true },
-    { name: 'installed_size', type: 'int32', optional: true },
-    { name: 'maintainer', type: 'string' },
-    { name: 'depends', type: 'string[]', optional: true },
-    { name: 'summary', type: 'string' },
-    { name: 'description', type: 'string', optional: true },
-  ],
-};
+import { DEBIAN_SCHEMA, DEFAULT_DATASET, rng } from '../common.js';
 
 /** The fields searches run over. */
 export const QUERY_BY = 'name,summary';
@@ -70,18 +53,6 @@ export async function vocabulary(file = DEFAULT_DATASET, max = 20_000): Promise<
     .sort((a, b) => b[1] - a[1])
     .slice(0, max)
     .map(([w]) => w);
-}
-
-/** Deterministic pseudo-random numbers (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** One typo: a substitution, deletion, insertion or transposition. */

@@ -7,15 +7,12 @@
 import os from 'node:os';
 import path from 'node:path';
 import { Engine } from '../../src/engine.js';
-import { DEFAULT_DATASET, QUERY_BY, loadDebian, makeQueries, vocabulary } from './debian.js';
+import { QUERY_BY, loadDebian, makeQueries, vocabulary } from './debian.js';
+import { DEFAULT_DATASET, arg } from '../common.js';
 
-function arg(name: string, dflt: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : dflt;
-}
-const dataset = arg('dataset', DEFAULT_DATASET);
-const dataDir = arg('data-dir', path.join(os.tmpdir(), 'fathom-bench-debian'));
-const n = Number(arg('n', '3000'));
+const dataset = arg('dataset', DEFAULT_DATASET)!;
+const dataDir = arg('data-dir', path.join(os.tmpdir(), 'fathom-bench-debian'))!;
+const n = Number(arg('n', '3000')!);
 
 await loadDebian(dataDir, dataset);
 const queries = makeQueries(await vocabulary(dataset), n);
