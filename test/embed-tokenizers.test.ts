@@ -9,7 +9,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { describe, expect, it } from 'vitest';
 import { parseVocabTxt, looksUncased, WordPieceTokenizer } from '../src/embed/tokenizers/wordpiece.js';
 import { parseSentencePieceModel, parseSentencePieceModelAsync, PIECE_TYPE, XlmRobertaTokenizer } from '../src/embed/tokenizers/sentencepiece.js';
-import { ROOT, tmpDir } from './helpers.js';
+import { ROOT, rng, tmpDir } from './helpers.js';
 
 const FIXTURES = path.join(ROOT, 'fixtures', 'models');
 const bertVocab = parseVocabTxt(fs.readFileSync(path.join(FIXTURES, 'tiny-bert', 'vocab.txt'), 'utf8'));
@@ -179,16 +179,6 @@ describe('the SentencePiece tokenizer (model_type xlm_roberta)', () => {
 // Oracle: the same pipelines assembled from @huggingface/tokenizers' components
 // ---------------------------------------------------------------------------
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const pick = <T>(rand: () => number, xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
 
 function bertOracle(vocab: string[], lowercase: boolean): (text: string) => number[] {
@@ -250,7 +240,7 @@ describe('the tokenizers agree with @huggingface/tokenizers', () => {
     for (const [vocab, lowercase] of [[bertVocab, true], [cased, false]] as const) {
       const mine = new WordPieceTokenizer(vocab, { maxTokens: 100_000, lowercase });
       const oracle = bertOracle([...vocab], lowercase);
-      const rand = mulberry32(lowercase ? 1 : 2);
+      const rand = rng(lowercase ? 1 : 2);
       for (let n = 0; n < 500; n++) {
         let text = '';
         const len = 1 + Math.floor(rand() * 12);
@@ -265,7 +255,7 @@ describe('the tokenizers agree with @huggingface/tokenizers', () => {
   });
 
   it('on 500 generated texts for a random SentencePiece Unigram model', () => {
-    const rand = mulberry32(3);
+    const rand = rng(3);
     const alphabet = ['a', 'b', 'c', 'd', 'e', 'é', '中', 'x'];
     const pieces: Array<{ piece: string; score: number; type: number }> = [
       { piece: '<unk>', score: 0, type: PIECE_TYPE.UNKNOWN },

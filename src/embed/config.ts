@@ -45,6 +45,9 @@ export type ModelSpec =
 
 export type ModelKind = ModelSpec['kind'];
 
+/** What a remote model of kind K is built from: its spec without the parts every spec has. */
+export type RemoteSpec<K extends ModelKind> = Omit<Extract<ModelSpec, { kind: K }>, 'kind' | keyof Common>;
+
 /** Every attribute a model_config may carry, with what it is for. */
 export const MODEL_CONFIG_KEYS = {
   model_name: 'which model (see ModelSpec)',

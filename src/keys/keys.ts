@@ -42,16 +42,8 @@ export interface KeyRecord {
   created_at: number;
 }
 
-/** A key as listed: everything but the value. */
-export interface KeyView {
-  id: number;
-  description: string;
-  actions: string[];
-  collections: string[];
-  expires_at: number;
-  autodelete: boolean;
-  value_prefix: string;
-}
+/** A key as listed: everything but the value (and its hash). */
+export type KeyView = Pick<KeyRecord, 'id' | 'description' | 'actions' | 'collections' | 'expires_at' | 'autodelete' | 'value_prefix'>;
 
 /** The answer to a creation: the only place the value appears. */
 export interface CreatedKey extends KeyView {

@@ -18,6 +18,9 @@ export interface Hit {
   info?: unknown;
 }
 
+/** What a sort clause may need beyond the index: the hit's vector distance, a computed value per clause (joins, `_vector_query`). */
+type SortExtra = { vectorDistance?: number; clauseValue?: (clause: number, seq: number) => number | string };
+
 /** Builds sort keys for a document and compares two documents. */
 export class Sorter {
   readonly clauses: SortClause[];
@@ -31,7 +34,7 @@ export class Sorter {
     ord: number,
     seq: number,
     score: number,
-    extra?: { vectorDistance?: number; clauseValue?: (clause: number, seq: number) => number | string },
+    extra?: SortExtra,
   ): (number | string)[] {
     return this.keysInto(new Array(this.clauses.length), segs, segIndex, ord, seq, score, extra);
   }
@@ -44,7 +47,7 @@ export class Sorter {
     ord: number,
     seq: number,
     score: number,
-    extra?: { vectorDistance?: number; clauseValue?: (clause: number, seq: number) => number | string },
+    extra?: SortExtra,
   ): (number | string)[] {
     const seg = segs[segIndex]!;
     const cl = this.clauses;
@@ -59,7 +62,7 @@ export class Sorter {
     ord: number,
     seq: number,
     score: number,
-    extra?: { vectorDistance?: number; clauseValue?: (clause: number, seq: number) => number | string },
+    extra?: SortExtra,
   ): number | string {
     {
       switch (c.kind) {

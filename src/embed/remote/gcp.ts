@@ -20,24 +20,11 @@
 import { EMBED_DEFAULTS } from '../../defaults.js';
 import { ProviderError, requestJson, withRetries } from './http.js';
 import { RemoteModel, trimSlash, type CallOptions } from './remote.js';
+import type { RemoteSpec } from '../config.js';
 
 export const GCP_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 
-export interface GcpOptions {
-  model: string;
-  projectId: string;
-  accessToken: string;
-  refreshToken: string;
-  clientId: string;
-  clientSecret: string;
-  region: string;
-  url?: string;
-  tokenUrl?: string;
-  documentTask: string;
-  queryTask: string;
-  numDim?: number;
-  fetch: typeof fetch;
-}
+export type GcpOptions = RemoteSpec<'gcp'> & { numDim?: number; fetch: typeof fetch };
 
 export class GcpModel extends RemoteModel {
   readonly label = 'GCP API';

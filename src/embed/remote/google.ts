@@ -18,19 +18,12 @@
 import { EMBED_DEFAULTS } from '../../defaults.js';
 import { requestJson, withRetries, ProviderError } from './http.js';
 import { RemoteModel, trimSlash, type CallOptions } from './remote.js';
+import type { RemoteSpec } from '../config.js';
 
 export const GOOGLE_DEFAULT_URL = 'https://generativelanguage.googleapis.com';
 const LEGACY_MODELS = new Set(['embedding-gecko-001']);
 
-export interface GoogleOptions {
-  model: string;
-  apiKey: string;
-  url?: string;
-  documentTask: string;
-  queryTask: string;
-  numDim?: number;
-  fetch: typeof fetch;
-}
+export type GoogleOptions = RemoteSpec<'google'> & { numDim?: number; fetch: typeof fetch };
 
 export class GoogleModel extends RemoteModel {
   readonly label = 'Google API';
