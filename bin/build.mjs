@@ -5,6 +5,21 @@ import { renameSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
+// Pure-JS packages on every command's cold path are bundled in: resolving and compiling
+// them as separate ES modules costs more at start-up than their code does. Everything
+// else (native addons, packages loaded lazily by one command) stays an external import.
+const BUNDLED = new Set(['commander', 'chalk']);
+const externals = {
+  name: 'externals',
+  setup(b) {
+    b.onResolve({ filter: /^[^./#]/ }, (args) => {
+      const name = args.path.startsWith('@') ? args.path.split('/').slice(0, 2).join('/') : args.path.split('/')[0];
+      if (args.path.startsWith('node:') || !BUNDLED.has(name)) return { path: args.path, external: true };
+      return undefined;
+    });
+  },
+};
+
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 // Build beside dist/ and swap it in, so a running `fathom` never sees a half-built tree.
 const tmp = path.join(root, `dist.tmp-${process.pid}`);
@@ -18,7 +33,9 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  packages: 'external',
+  plugins: [externals],
+  // commander is CommonJS: its require() of Node built-ins needs a real require in ESM output.
+  banner: { js: "import { createRequire as __fathomRequire } from 'node:module'; const require = __fathomRequire(import.meta.url);" },
   sourcemap: 'linked',
   jsx: 'automatic',
   logLevel: 'warning',
