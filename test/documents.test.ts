@@ -29,6 +29,27 @@ describe('document ids', () => {
     for (const id of ['libc6-dev', 'g++', 'a.b_c~d', "x:y@z!$&'()*,;="]) expect(validateId(id)).toBe(id);
   });
 
+  it('stores every line of a batch as it arrived, with its generated id appended', async () => {
+    const e = openEngine();
+    await e.createCollection({ name: 'raw', fields: [{ name: 'n', type: 'int64' }] });
+    // Sizes from a few bytes to past the 64 KB scratch buffer, and integers beyond 2^53
+    // (stored with the lossless marker), all in one transaction.
+    const lines = Array.from({ length: 40 }, (_, i) =>
+      i % 7 === 3 ? `{"n": 9007199254740993${i}, "s": "x"}` : JSON.stringify({ n: i, s: 'é'.repeat(i * i * 50), tail: i }),
+    );
+    await e.import('raw', [Buffer.from(lines.join('\n'))], { batchSize: 40 }, () => {});
+    const out: string[] = [];
+    for (const l of e.exportLines('raw', {})) out.push(l);
+    expect(out).toHaveLength(40);
+    out.forEach((line, i) => {
+      const doc = JSON.parse(line.replace(/("n": ?)(\d+)/, '$1"$2"'));
+      const want = JSON.parse(lines[i]!.replace(/("n": ?)(\d+)/, '$1"$2"'));
+      expect({ ...doc, id: undefined }).toEqual({ ...want, id: undefined });
+      expect(typeof doc.id).toBe('string');
+    });
+    await e.close();
+  });
+
   it('rejects a numeric id', () => expect(() => validateId(12)).toThrow(/must be a string/));
 });
 

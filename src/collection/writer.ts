@@ -13,14 +13,7 @@ import { SegmentBuilder, type BuiltSegment } from '../index/segment.js';
 import { copyState, openSegment, readState, type CollectionState, type SegmentInfo } from '../index/manifest.js';
 import { isPlainObject } from '../json.js';
 import { loadDocument, stripVectors } from '../document/stored.js';
-import { encodeText } from '../storage/doctext.js';
-
-/** `text` (a JSON object) with `"id":...` appended as its last key. */
-function withId(text: string, id: string): string {
-  const t = text.trimEnd();
-  const body = t.slice(0, -1).trimEnd();
-  return body + (body.endsWith('{') ? '' : ',') + '"id":' + JSON.stringify(id) + '}';
-}
+import { encodeTextTransient } from '../storage/doctext.js';
 
 export type WriteAction = 'create' | 'upsert' | 'update' | 'emplace';
 export const WRITE_ACTIONS: readonly WriteAction[] = ['create', 'upsert', 'update', 'emplace'];
@@ -269,7 +262,7 @@ export function applyBatch(store: Store, name: string, ops: BatchOp[], hooks: Wr
       const toStore = stripVectors(schema, prepared.stored);
       if (op.text !== undefined && toStore === prepared.stored && prepared.asGiven && full === input) {
         // store the line exactly as it arrived (plus a generated id): no encoding needed
-        store.docsRaw.put([collId, seq], encodeText(prepared.idGenerated ? withId(op.text, prepared.id) : op.text, op.lossless ?? true));
+        store.docsRaw.put([collId, seq], encodeTextTransient(op.text, op.lossless ?? true, prepared.idGenerated ? prepared.id : undefined));
       } else store.docs.put([collId, seq], toStore);
       store.ids.put([collId, prepared.id], seq);
       builder.add(seq, values);
