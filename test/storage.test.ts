@@ -121,4 +121,48 @@ describe('a pinned snapshot (read-only one-shot processes)', () => {
     const strip = (r: Record<string, unknown>) => ({ ...r, search_time_ms: 0 });
     expect(strip(JSON.parse(viaCli.stdout))).toEqual(strip(JSON.parse(JSON.stringify(direct))));
   });
+
+  it('reads index segments stored in format 1, one value per field, and merges them into format 2', async () => {
+    const dir = dataDirPath();
+    const { Engine } = await import('../src/engine.js');
+    const { Blob, encodeBlob, jsonSection } = await import('../src/index/codec.js');
+    const { TAG } = await import('../src/index/segment.js');
+    let e = Engine.open(dir, { merges: 'inline' });
+    await e.createCollection({ name: 'b', fields: [{ name: 't', type: 'string' }, { name: 'n', type: 'int32', facet: true }] });
+    const docs = Array.from({ length: 120 }, (_, i) => JSON.stringify({ id: `d${i}`, t: `word${i % 13} shared text ${i}`, n: i % 4 })).join('\n');
+    await e.import('b', [Buffer.from(docs)], { batchSize: 50 }, () => {});
+    const query = { q: 'shraed word5', query_by: 't', facet_by: 'n', sort_by: 'n:desc' };
+    const before = await e.search('b', query);
+    await e.close();
+
+    // Rewrite every segment as format 1 wrote it: a header value plus one value per field.
+    const env = open({ path: dir });
+    const segs = env.openDB({ name: 'segments', encoding: 'binary' });
+    let rewritten = 0;
+    for (const { key, value } of [...segs.getRange({})]) {
+      const blob = new Blob(new Uint8Array(value));
+      const meta = blob.json<{ v: number; fields: Array<{ id: number }> }>(TAG.META);
+      const [c, sid] = key as number[];
+      await segs.put([c!, sid!, 0], Buffer.from(encodeBlob(new Map([[TAG.META, jsonSection({ ...meta, v: 1 })], [TAG.SEQS, blob.u32(TAG.SEQS)]]))));
+      for (const f of meta.fields) await segs.put([c!, sid!, f.id], Buffer.from(blob.u8(TAG.FIELD + f.id)));
+      rewritten++;
+    }
+    await env.close();
+    expect(rewritten).toBeGreaterThan(1);
+
+    e = Engine.open(dir, { merges: 'inline' });
+    const strip = (r: Record<string, unknown>) => JSON.parse(JSON.stringify({ ...r, search_time_ms: 0 }));
+    expect(strip(await e.search('b', query))).toEqual(strip(before));
+    // a write merges the old segments into new ones; the answer stays the same
+    await e.import('b', [Buffer.from(JSON.stringify({ id: 'late', t: 'word5 shared', n: 9 }))], {}, () => {});
+    await e.deleteDocument('b', 'late');
+    await e.optimize('b');
+    expect(strip(await e.search('b', query))).toEqual(strip(before));
+    await e.close();
+    const after = open({ path: dir });
+    const keys = [...after.openDB({ name: 'segments', encoding: 'binary' }).getKeys({})] as number[][];
+    await after.close();
+    expect(keys).toHaveLength(1);
+    expect(keys[0]![2]).toBe(0);
+  });
 });

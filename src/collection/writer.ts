@@ -123,9 +123,8 @@ export function removeSegment(store: Store, collId: number, segId: number): void
 /** Writes a built segment and lists it in the manifest. */
 export function addSegment(store: Store, collId: number, state: CollectionState, built: BuiltSegment): SegmentInfo {
   const id = nextCounter(store, 'next_segment_id');
-  for (const [fieldId, blob] of built.blobs) {
-    store.segments.put([collId, id, fieldId], Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength));
-  }
+  const blob = built.blob;
+  store.segments.put([collId, id, 0], Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength));
   const info: SegmentInfo = { id, n: built.n, del: 0, min: built.minSeq, max: built.maxSeq };
   state.segments.push(info);
   return info;

@@ -9,8 +9,8 @@
  * reading the manifest and using cached readers for the segments it names.
  *
  *   colstate[collId] = { nextSeq, count, segments: [{id, n, del, min, max}, ...] }
- *   segments[collId, segId, 0]        header blob (ordinal -> seq)
- *   segments[collId, segId, fieldId]  field blobs
+ *   segments[collId, segId, 0]        segment blob: header (ordinal -> seq) and field blobs
+ *   segments[collId, segId, fieldId]  field blobs of format 1 segments
  *   deletes[collId, segId]            bitmap: bit o set when ordinal o is deleted
  */
 import type { Store } from '../storage/store.js';

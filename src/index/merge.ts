@@ -14,9 +14,9 @@
  * merge into one segment of the next.
  */
 import { MERGE_POLICY } from '../defaults.js';
-import { ByteWriter, StringTableBuilder, compareEntries, encodeBlob, jsonSection, type Section } from './codec.js';
+import { ByteWriter, StringTableBuilder, compareEntries, encodeBlob, type Section } from './codec.js';
 import { isDeleted, type SegmentInfo } from './manifest.js';
-import { TAG, SEGMENT_FORMAT, addValueSections, type BuiltSegment, type FieldMeta, type SegmentMeta, type SegmentReader } from './segment.js';
+import { TAG, SEGMENT_FORMAT, addValueSections, encodeSegment, type BuiltSegment, type FieldMeta, type SegmentMeta, type SegmentReader } from './segment.js';
 
 export interface MergeSource {
   reader: SegmentReader;
@@ -88,8 +88,7 @@ export function mergeSegments(sources: MergeSource[], keepField: (fieldId: numbe
     metas.push(meta);
   }
   const header: SegmentMeta = { v: SEGMENT_FORMAT, n, fields: metas };
-  blobs.set(0, encodeBlob(new Map<number, Section>([[TAG.META, jsonSection(header)], [TAG.SEQS, seqs]])));
-  return { built: { n, seqs, minSeq: n ? seqs[0]! : 0, maxSeq: n ? seqs[n - 1]! : 0, blobs }, remap };
+  return { built: { n, seqs, minSeq: n ? seqs[0]! : 0, maxSeq: n ? seqs[n - 1]! : 0, blob: encodeSegment(header, seqs, blobs) }, remap };
 }
 
 function mergeText(

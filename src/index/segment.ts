@@ -3,10 +3,16 @@
  *
  * A collection's index is a list of immutable segments (see manifest.ts). A segment
  * covers a set of documents, numbered inside the segment by ordinal 0..n-1 in ascending
- * order of their collection-wide sequence number (seq). It is stored as one blob per
- * field plus a header blob, under keys [collId, segId, fieldId] (fieldId 0 = header):
+ * order of their collection-wide sequence number (seq). It is stored as one blob under
+ * key [collId, segId, 0]: the header sections plus each field's blob nested as a section
+ * of its own (format 2). One value rather than one per field because lmdb-js hands out
+ * values of 16 MB and more as views of the memory map, and copies smaller ones whole: a
+ * one-shot `fathom search` on a 30 MB segment then touches only the pages it reads,
+ * where separate field values of a few MB each were copied in full (format 1 kept them
+ * under [collId, segId, fieldId]; such segments are still read, and merges rewrite them).
  *
  *   header   META (json: version, n, fields)         SEQS u32[n]  (ordinal -> seq)
+ *            FIELD + fieldId: that field's blob, below
  *   text     TERMS (StringTable) POST_OFFSETS u32[T+1] POS_OFFSETS u32[T] DOC_FREQ u32[T] POSTINGS u8[]
  *            LENGTHS (tokens per document, or per array element)
  *            VALUES (raw strings; only for facet / sort fields)
@@ -29,7 +35,7 @@ import type { IndexValue } from '../document/document.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import { Blob, ByteReader, ByteWriter, StringTable, encodeBlob, jsonSection, type Section } from './codec.js';
 
-export const SEGMENT_FORMAT = 1;
+export const SEGMENT_FORMAT = 2;
 
 /** Section tags. Never renumber: they are part of the on-disk format. */
 export const TAG = {
@@ -49,6 +55,8 @@ export const TAG = {
   VAL_DOC_OFFSETS: 23,
   NUM: 30,
   NUM_OFFSETS: 31,
+  /** FIELD + fieldId: a field's blob nested in the segment blob (format 2). */
+  FIELD: 0x10000,
 } as const;
 
 export const ELEMENT_SHIFT = 65536;
@@ -128,7 +136,18 @@ export interface BuiltSegment {
   seqs: Uint32Array;
   minSeq: number;
   maxSeq: number;
-  blobs: Map<number, Uint8Array>;
+  /** The segment blob (header and every field), stored under [collId, segId, 0]. */
+  blob: Uint8Array;
+}
+
+/** The one stored blob of a segment: header sections plus each field blob as a section. */
+export function encodeSegment(meta: SegmentMeta, seqs: Uint32Array, fields: Map<number, Uint8Array>): Uint8Array {
+  const sections = new Map<number, Section>([
+    [TAG.META, jsonSection(meta)],
+    [TAG.SEQS, seqs],
+  ]);
+  for (const [fieldId, blob] of fields) sections.set(TAG.FIELD + fieldId, blob);
+  return encodeBlob(sections);
 }
 
 /** Does this field get index data at all? */
@@ -213,8 +232,7 @@ export class SegmentBuilder {
     }
     const seqs = Uint32Array.from(seqList);
     const meta: SegmentMeta = { v: SEGMENT_FORMAT, n, fields: metas };
-    blobs.set(0, encodeBlob(new Map<number, Section>([[TAG.META, jsonSection(meta)], [TAG.SEQS, seqs]])));
-    return { n, seqs, minSeq: n ? seqList[0]! : 0, maxSeq: n ? seqList[n - 1]! : 0, blobs };
+    return { n, seqs, minSeq: n ? seqList[0]! : 0, maxSeq: n ? seqList[n - 1]! : 0, blob: encodeSegment(meta, seqs, blobs) };
   }
 
   /** Hot: called once per indexed string value. */
@@ -532,13 +550,16 @@ export class SegmentReader {
   readonly fields = new Map<number, FieldMeta>();
   private texts = new Map<number, TextIndex | null>();
   private numerics = new Map<number, NumericColumn | null>();
+  private readonly blob: Blob;
 
+  /** `load` reads a field blob stored on its own (format 1 segments). */
   constructor(
     id: number,
     header: Uint8Array,
     private readonly load: BlobLoader,
   ) {
     const blob = new Blob(header);
+    this.blob = blob;
     const meta = blob.json<SegmentMeta>(TAG.META);
     if (meta.v > SEGMENT_FORMAT) throw new Error(`segment format ${meta.v} is newer than this Fathom supports`);
     this.id = id;
@@ -551,7 +572,7 @@ export class SegmentReader {
     let t = this.texts.get(fieldId);
     if (t === undefined) {
       const m = this.fields.get(fieldId);
-      const raw = m && m.kind === 'text' ? this.load(fieldId) : undefined;
+      const raw = m && m.kind === 'text' ? this.fieldBlob(fieldId) : undefined;
       t = raw ? new TextIndex(new Blob(raw), m!.values) : null;
       this.texts.set(fieldId, t);
     }
@@ -562,11 +583,15 @@ export class SegmentReader {
     let c = this.numerics.get(fieldId);
     if (c === undefined) {
       const m = this.fields.get(fieldId);
-      const raw = m && m.kind === 'number' ? this.load(fieldId) : undefined;
+      const raw = m && m.kind === 'number' ? this.fieldBlob(fieldId) : undefined;
       c = raw ? new NumericColumn(new Blob(raw), m!.isArray) : null;
       this.numerics.set(fieldId, c);
     }
     return c;
+  }
+
+  private fieldBlob(fieldId: number): Uint8Array | undefined {
+    return this.blob.has(TAG.FIELD + fieldId) ? this.blob.u8(TAG.FIELD + fieldId) : this.load(fieldId);
   }
 
   /** Ordinal of `seq` in this segment, or -1. */
