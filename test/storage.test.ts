@@ -143,7 +143,7 @@ describe('a pinned snapshot (read-only one-shot processes)', () => {
       const blob = new Blob(new Uint8Array(value));
       const meta = blob.json<{ v: number; fields: Array<{ id: number }> }>(TAG.META);
       const [c, sid] = key as number[];
-      await segs.put([c!, sid!, 0], Buffer.from(encodeBlob(new Map([[TAG.META, jsonSection({ ...meta, v: 1 })], [TAG.SEQS, blob.u32(TAG.SEQS)]]))));
+      await segs.put([c!, sid!, 0], Buffer.from(encodeBlob(new Map<number, Uint8Array | Uint32Array>([[TAG.META, jsonSection({ ...meta, v: 1 })], [TAG.SEQS, blob.u32(TAG.SEQS)]]))));
       for (const f of meta.fields) await segs.put([c!, sid!, f.id], Buffer.from(blob.u8(TAG.FIELD + f.id)));
       rewritten++;
     }
