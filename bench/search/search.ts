@@ -8,11 +8,14 @@
  * facets, installed_size and depends) and answers the same 1-3 word queries, half with a
  * typo, a third also counting the `section` facet. Index time is wall clock until the
  * engine can answer; query latency is per query after one warm-up pass over the set.
+ * For Fathom it also times cold `fathom search` processes (start to exit, the first 5
+ * queries, 3 rounds, median) next to a bare `node -e 0`, so Node's own start-up on the
+ * machine is visible.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { DEBIAN_SCHEMA, ROOT, arg, dirSize, debianDocs, mb, percentile, queryset, table, tmpdir, withTime, runMeasured, type BenchQuery, type DebianPackage } from '../common.js';
+import { DEBIAN_SCHEMA, ROOT, arg, dirSize, debianDocs, mb, median, percentile, queryset, table, tmpdir, withTime, runMeasured, type BenchQuery, type DebianPackage } from '../common.js';
 
 interface Result {
   engine: string;
@@ -23,6 +26,8 @@ interface Result {
   lat: Record<string, { p50: number; p99: number }>;
   foundTypo: number;
   note?: string;
+  /** Fathom: wall clock of whole `fathom search` processes, and of `node -e 0` beside them. */
+  cold?: { searchMs: number; nodeMs: number; runs: number };
 }
 
 const QUERY_FIELDS = ['name', 'summary', 'description'];
@@ -72,8 +77,19 @@ async function runFathom(docs: DebianPackage[], queries: BenchQuery[]): Promise<
   const rss = process.resourceUsage().maxRSS / 1024;
   const disk = dirSize(dir);
   await e.close();
+  const coldSearch: number[] = [];
+  const bareNode: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    for (const q of queries.slice(0, 5)) {
+      const c = await runMeasured(process.execPath, [bin, 'search', 'packages', '-q', q.q, '--query-by', QUERY_FIELDS.join(','), '-d', dir]);
+      if (c.code !== 0) throw new Error(c.stderr);
+      coldSearch.push(c.ms);
+      bareNode.push((await runMeasured(process.execPath, ['-e', '0'])).ms);
+    }
+  }
+  const cold = { searchMs: median(coldSearch), nodeMs: median(bareNode), runs: coldSearch.length };
   fs.rmSync(work, { recursive: true, force: true });
-  return { engine: 'fathom', docs: docs.length, indexMs: imp.ms, peakRssMb: Math.max(rss, imp.maxRssKb / 1024), diskMb: disk / 1024 / 1024, ...m, note: 'CLI import (default batch 1000, durable commits), then queries in-process' };
+  return { engine: 'fathom', docs: docs.length, indexMs: imp.ms, peakRssMb: Math.max(rss, imp.maxRssKb / 1024), diskMb: disk / 1024 / 1024, ...m, cold, note: 'CLI import (default batch 1000, durable commits), then queries in-process' };
 }
 
 async function runMiniSearch(docs: DebianPackage[], queries: BenchQuery[]): Promise<Result> {
@@ -200,4 +216,7 @@ if (only) {
     );
   }
   for (const r of results) if (r.note) console.log(`- ${r.engine}: ${r.note}`);
+  if (f?.cold) {
+    console.log(`\ncold \`fathom search\` process, start to exit: median ${f.cold.searchMs.toFixed(0)} ms over ${f.cold.runs} runs (a bare \`node -e 0\` on this machine: ${f.cold.nodeMs.toFixed(0)} ms)`);
+  }
 }
