@@ -104,6 +104,42 @@ describe('ranking', () => {
   });
 });
 
+describe('matching against a brute-force scan', () => {
+  it('finds exactly the documents holding every token, query after query, on common and rare words alike', async () => {
+    // word k appears with weight 1/(k+1): w0 is in most documents, w30 in a few, so one-token
+    // queries take both the dense and the sparse path, and two-token ones both
+    // term-at-a-time (every token common) and the leapfrog (one rare token)
+    const r = rng(11);
+    const words = Array.from({ length: 40 }, (_, k) => `wrd${k}q`);
+    const cdf: number[] = [];
+    let acc = 0;
+    for (let k = 0; k < words.length; k++) cdf.push((acc += 1 / (k + 1)));
+    const pick = () => words[cdf.findIndex((c) => c >= r() * acc)]!;
+    const docs = Array.from({ length: 3000 }, (_, i) => ({ id: `d${i}`, title: Array.from({ length: 2 + Math.floor(r() * 3) }, pick).join(' '), body: Array.from({ length: 4 + Math.floor(r() * 6) }, pick).join(' ') }));
+    const e = await coll(docs);
+    const queries = ['wrd0q', 'wrd33q', 'wrd0q wrd1q', 'wrd2q wrd35q', 'wrd39q', 'wrd1q wrd3q wrd0q', 'wrd20q', 'wrd0q wrd28q'];
+    // with one typo allowed, `wrd1z` also matches wrd1q .. wrd9q at cost 1: repeated runs must rank alike
+    const typoQueries = ['wrd0q wrd1z', 'wrd2z', 'wrd0z wrd3q'];
+    const expected = (q: string) => docs.filter((d) => q.split(' ').every((w) => `${d.title} ${d.body}`.split(' ').includes(w))).length;
+    const opts = { query_by: 'title,body', num_typos: 0, prefix: false, drop_tokens_threshold: 0, per_page: 20 };
+    const first = new Map<string, unknown>();
+    for (const q of typoQueries) first.set(q, ids(await e.search('c', { q, ...opts, num_typos: 1 })));
+    for (const q of queries) {
+      const res = await e.search('c', { q, ...opts });
+      expect(res.found, q).toBe(expected(q));
+      first.set(q, ids(res));
+    }
+    for (const q of [...queries, ...typoQueries].reverse()) {
+      const typo = typoQueries.includes(q);
+      if (typo) await e.search('c', { q: 'wrd0q', ...opts }); // leaves nothing behind for the next query
+      const res = await e.search('c', { q, ...opts, num_typos: typo ? 1 : 0 });
+      if (!typo) expect(res.found, q).toBe(expected(q));
+      expect(ids(res), q).toEqual(first.get(q));
+    }
+    await e.close();
+  });
+});
+
 describe('typo tolerance', () => {
   it('allows no typo under min_len_1typo, one from 4 characters, two from 7', async () => {
     const e = await coll([
