@@ -597,7 +597,8 @@ function matchOneToken(
   const deleted = seg.deleted;
   const F = weights.length;
   const full = input.totalTokens === 1;
-  const order = touched !== null ? touched.subarray(0, nTouched).sort() : null;
+  // sorting the list costs ~k log k; scanning lo..hi ~1 per slot: take the cheaper
+  const order = touched !== null && nTouched * Math.log2(nTouched + 2) * 4 < hi - lo ? touched.subarray(0, nTouched).sort() : null;
   const count = order !== null ? order.length : hi - lo + 1;
   // Newest first: equal scores are ordered by seq, newest first (the default sort's last
   // clause), so walking down lets the top k fill with the winners at once and turns the
