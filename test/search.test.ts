@@ -177,13 +177,23 @@ describe('typo tolerance', () => {
     await e.close();
   });
 
-  it('the trie walk finds exactly the terms within the edit distance', () => {
+  it.each([
+    ['abcde', 400, 6],
+    ['abcdefghijkl', 1500, 8],
+  ])('the trie walk finds exactly the terms within the edit distance (alphabet %s, %i words)', (letters, count, maxLen) => {
     const r = rng(5);
-    const letters = 'abcde';
-    const words = [...new Set(Array.from({ length: 400 }, () => Array.from({ length: 2 + Math.floor(r() * 6) }, () => letters[Math.floor(r() * 5)]).join('')))].sort();
+    const L = letters.length;
+    const word = (min: number, span: number) => Array.from({ length: min + Math.floor(r() * span) }, () => letters[Math.floor(r() * L)]).join('');
+    const words = [...new Set(Array.from({ length: count }, () => word(2, maxLen)))].sort();
     const table = StringTable.build(words);
     for (let trial = 0; trial < 60; trial++) {
-      const q = Array.from({ length: 2 + Math.floor(r() * 5) }, () => letters[Math.floor(r() * 5)]).join('');
+      // half the queries are a dictionary word with one or two edits, so matches are found deep in the walk
+      let q = word(2, 5);
+      if (trial % 2) {
+        const w = words[Math.floor(r() * words.length)]!.split('');
+        for (let e = 0; e <= trial % 3; e++) w.splice(Math.floor(r() * w.length), r() < 0.5 ? 1 : 0, letters[Math.floor(r() * L)]!);
+        q = w.join('') || q;
+      }
       for (const max of [1, 2]) {
         const got = new Map<string, number>();
         enumerateTerms(table, q, max, false, (i, c) => got.set(words[i]!, c));
