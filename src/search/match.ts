@@ -572,6 +572,33 @@ function matchOneToken(
     const tcost = tc.cost;
     const checkExact = exactArr !== null && arrayField[tc.field] && tcost === 0;
     const lengths = checkExact ? texts[tc.field]!.lengths : null;
+    if (lengths === null) {
+      // Hot (a common word has tens of thousands of postings): decode the document stream
+      // ([ordΔ][tf] varints) straight from the bytes; positions are not needed here.
+      const ti = texts[tc.field]!;
+      const buf = ti.postings;
+      let p = ti.postOffsets[tc.term]!;
+      let left = ti.docFreq[tc.term]!;
+      let d = 0;
+      while (left-- > 0) {
+        let byte = buf[p++]!;
+        let delta = byte & 0x7f;
+        let scale = 128;
+        while (byte >= 0x80) {
+          byte = buf[p++]!;
+          delta += (byte & 0x7f) * scale;
+          scale *= 128;
+        }
+        d += delta;
+        while (buf[p++]! >= 0x80); // tf
+        if (touched !== null && fmask[d] === 0) touched[nTouched++] = d;
+        fmask[d]! |= bit;
+        if (tcost < cost[d]!) cost[d] = tcost;
+        if (d < lo) lo = d;
+        if (d > hi) hi = d;
+      }
+      continue;
+    }
     while (c.next() !== Infinity) {
       const d = c.doc;
       if (touched !== null && fmask[d] === 0) touched[nTouched++] = d;
