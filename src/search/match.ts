@@ -444,11 +444,16 @@ function matchTaat(
   for (let t = 0; t < T; t++) {
     const bit = 1 << t;
     for (const tc of perToken[t]!) {
-      const c = tc.cursor;
       const f = tc.field;
       const tcost = tc.cost;
-      while (c.next() !== Infinity) {
-        const d = c.doc;
+      const ti = texts[f]!;
+      const buf = ti.postings;
+      let p = ti.postOffsets[tc.term]!;
+      let left = ti.docFreq[tc.term]!;
+      let d = 0;
+      while (left-- > 0) {
+        d += docDelta(buf, p);
+        p = pairEnd;
         if (d < lo) lo = d;
         if (d > hi) hi = d;
         tok[d]! |= bit;
@@ -581,16 +586,8 @@ function matchOneToken(
       let left = ti.docFreq[tc.term]!;
       let d = 0;
       while (left-- > 0) {
-        let byte = buf[p++]!;
-        let delta = byte & 0x7f;
-        let scale = 128;
-        while (byte >= 0x80) {
-          byte = buf[p++]!;
-          delta += (byte & 0x7f) * scale;
-          scale *= 128;
-        }
-        d += delta;
-        while (buf[p++]! >= 0x80); // tf
+        d += docDelta(buf, p);
+        p = pairEnd;
         if (touched !== null && fmask[d] === 0) touched[nTouched++] = d;
         fmask[d]! |= bit;
         if (tcost < cost[d]!) cost[d] = tcost;
@@ -670,6 +667,28 @@ function matchOneToken(
   }
   pool.inUse = false;
   return true;
+}
+
+/** Where the pair read by the last docDelta call ends. */
+let pairEnd = 0;
+
+/**
+ * Reads one [ordΔ][tf] pair of a document stream at `p`: returns ordΔ, skips tf, and
+ * leaves the position after the pair in `pairEnd`. Hot: once per posting in the
+ * term-at-a-time paths, which need no positions and so no cursor.
+ */
+function docDelta(buf: Uint8Array, p: number): number {
+  let byte = buf[p++]!;
+  let delta = byte & 0x7f;
+  let scale = 128;
+  while (byte >= 0x80) {
+    byte = buf[p++]!;
+    delta += (byte & 0x7f) * scale;
+    scale *= 128;
+  }
+  while (buf[p++]! >= 0x80); // tf
+  pairEnd = p;
+  return delta;
 }
 
 function popcount(x: number): number {
