@@ -430,6 +430,35 @@ export class TextIndex {
     return this.valueCache;
   }
 
+  /**
+   * Decodes the document ordinals of term index `t`, ascending, into `into.ords` (grown
+   * when too small) and returns how many there are. For term-at-a-time matching, which
+   * needs no positions: the [ordΔ][tf] pairs are read straight from the bytes, tf skipped,
+   * with no cursor in between. Hot: once per posting of every common query word.
+   */
+  docOrdinals(t: number, into: { ords: Int32Array }): number {
+    const df = this.docFreq[t]!;
+    if (into.ords.length < df) into.ords = new Int32Array(Math.max(df, into.ords.length * 2));
+    const out = into.ords;
+    const buf = this.postings;
+    let p = this.postOffsets[t]!;
+    let d = 0;
+    for (let i = 0; i < df; i++) {
+      let byte = buf[p++]!;
+      let delta = byte & 0x7f;
+      let scale = 128;
+      while (byte >= 0x80) {
+        byte = buf[p++]!;
+        delta += (byte & 0x7f) * scale;
+        scale *= 128;
+      }
+      while (buf[p++]! >= 0x80); // tf
+      d += delta;
+      out[i] = d;
+    }
+    return df;
+  }
+
   /** A cursor over the postings of term index `t`. */
   cursor(t: number): PostingCursor {
     return new PostingCursor(this.postings, this.postOffsets[t]!, this.posOffsets[t]!, this.docFreq[t]!);

@@ -412,6 +412,9 @@ function poolFor(n: number, F: number, T: number) {
   return pool;
 }
 
+/** Scratch for TextIndex.docOrdinals, reused from query to query. */
+const ords = { ords: new Int32Array(1024) };
+
 /** One-token matching lists the documents it touches (instead of scanning lo..hi) when its postings are this many times sparser than the segment. */
 const SPARSE_RATIO = 16;
 
@@ -446,14 +449,10 @@ function matchTaat(
     for (const tc of perToken[t]!) {
       const f = tc.field;
       const tcost = tc.cost;
-      const ti = texts[f]!;
-      const buf = ti.postings;
-      let p = ti.postOffsets[tc.term]!;
-      let left = ti.docFreq[tc.term]!;
-      let d = 0;
-      while (left-- > 0) {
-        d += docDelta(buf, p);
-        p = pairEnd;
+      const count = texts[f]!.docOrdinals(tc.term, ords);
+      const docs = ords.ords;
+      for (let x = 0; x < count; x++) {
+        const d = docs[x]!;
         if (d < lo) lo = d;
         if (d > hi) hi = d;
         tok[d]! |= bit;
@@ -578,16 +577,11 @@ function matchOneToken(
     const checkExact = exactArr !== null && arrayField[tc.field] && tcost === 0;
     const lengths = checkExact ? texts[tc.field]!.lengths : null;
     if (lengths === null) {
-      // Hot (a common word has tens of thousands of postings): decode the document stream
-      // ([ordΔ][tf] varints) straight from the bytes; positions are not needed here.
-      const ti = texts[tc.field]!;
-      const buf = ti.postings;
-      let p = ti.postOffsets[tc.term]!;
-      let left = ti.docFreq[tc.term]!;
-      let d = 0;
-      while (left-- > 0) {
-        d += docDelta(buf, p);
-        p = pairEnd;
+      // no positions needed: the document ordinals alone, decoded in one tight loop
+      const count = texts[tc.field]!.docOrdinals(tc.term, ords);
+      const docs = ords.ords;
+      for (let x = 0; x < count; x++) {
+        const d = docs[x]!;
         if (touched !== null && fmask[d] === 0) touched[nTouched++] = d;
         fmask[d]! |= bit;
         if (tcost < cost[d]!) cost[d] = tcost;
@@ -667,28 +661,6 @@ function matchOneToken(
   }
   pool.inUse = false;
   return true;
-}
-
-/** Where the pair read by the last docDelta call ends. */
-let pairEnd = 0;
-
-/**
- * Reads one [ordΔ][tf] pair of a document stream at `p`: returns ordΔ, skips tf, and
- * leaves the position after the pair in `pairEnd`. Hot: once per posting in the
- * term-at-a-time paths, which need no positions and so no cursor.
- */
-function docDelta(buf: Uint8Array, p: number): number {
-  let byte = buf[p++]!;
-  let delta = byte & 0x7f;
-  let scale = 128;
-  while (byte >= 0x80) {
-    byte = buf[p++]!;
-    delta += (byte & 0x7f) * scale;
-    scale *= 128;
-  }
-  while (buf[p++]! >= 0x80); // tf
-  pairEnd = p;
-  return delta;
 }
 
 function popcount(x: number): number {
