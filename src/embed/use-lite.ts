@@ -50,7 +50,7 @@ export class UseLiteModel implements TextModel {
     const size = Math.max(1, Math.ceil(texts.length / batches));
     const calls: Array<Promise<Float32Array[]>> = [];
     for (let i = 0; i < texts.length; i += size) {
-      const worker = this.workers[this.next++ % this.workers.length]!;
+      const worker = this.workers[this.next++ % w]!;
       calls.push(
         worker.call({ op: 'embed-use', texts: texts.slice(i, i + size) }).then((reply) => {
           const dims = reply.dims!;

@@ -3,36 +3,24 @@
  *
  * The native JSON.stringify / JSON.parse are several times faster than a JavaScript
  * msgpack encoder for documents, and text lets an import store a line exactly as it
- * arrived when validation changed nothing (`encodeText`), and lets export stream stored
- * text without decoding it. Documents holding integers beyond 2^53 are stored with a
+ * arrived when validation changed nothing (`encodeTextTransient`), and lets export stream
+ * stored text without decoding it. Documents holding integers beyond 2^53 are stored with a
  * leading marker byte and read back with the lossless parser.
  */
 import { hasLongInteger, parseJson, stringifyJson } from '../json.js';
 
 const LOSSLESS = 0x01;
 
-/**
- * The stored form of a document's JSON text; `lossless` when the text may hold integers
- * beyond 2^53 (it is then read back with the lossless parser).
- */
-export function encodeText(text: string, lossless: boolean): Buffer {
-  if (lossless) {
-    const b = Buffer.allocUnsafe(Buffer.byteLength(text) + 1);
-    b[0] = LOSSLESS;
-    b.write(text, 1);
-    return b;
-  }
-  return Buffer.from(text);
-}
-
 let scratch = Buffer.allocUnsafe(1 << 16);
 
 /**
- * encodeText for a put inside a write transaction, where lmdb-js copies the value into the
- * database before `put` returns: the bytes go to one reused buffer instead of a fresh one
- * per document (an import of 63k documents allocated 49 MB of short-lived buffers). With
- * `id`, the stored text is the document's JSON text with `"id": id` appended as its last
- * member. Hot: once per imported line. The result is valid only until the next call.
+ * The stored form of a document's JSON text (`lossless` when it may hold integers beyond
+ * 2^53: a marker byte, then the text, read back with the lossless parser), in one reused
+ * buffer: for a put inside a write transaction, where lmdb-js copies the value into the
+ * database before `put` returns, this spares a fresh buffer per document (an import of 63k
+ * documents allocated 49 MB of short-lived buffers). With `id`, the stored text is the
+ * document's JSON text with `"id": id` appended as its last member. Hot: once per imported
+ * line. The result is valid only until the next call.
  */
 export function encodeTextTransient(text: string, lossless: boolean, id?: string): Buffer {
   let body = text;
@@ -54,7 +42,8 @@ export function encodeTextTransient(text: string, lossless: boolean, id?: string
 export const docEncoder = {
   encode(doc: Record<string, unknown>): Buffer {
     const text = stringifyJson(doc);
-    return encodeText(text, hasLongInteger(text));
+    // a copy: lmdb-js may keep an encoder's result until a later commit
+    return Buffer.from(encodeTextTransient(text, hasLongInteger(text)));
   },
   decode(buf: Uint8Array): Record<string, unknown> {
     const b = Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);

@@ -57,8 +57,8 @@ export interface Store {
   readonly vectors: Database<Buffer, Key>;
   readonly aux: Database<any, Key>;
   /**
-   * Reads an immutable blob (an index segment's field): straight from the memory map when
-   * the store pins a snapshot (see OpenOptions.pinSnapshot), else a copy.
+   * Reads an immutable blob (an index segment): straight from the memory map when the store
+   * pins a snapshot and the blob is 16 MB or more (see OpenOptions.pinSnapshot), else a copy.
    */
   readBlob(db: Database<Buffer, Key>, key: Key): Uint8Array | undefined;
   close(): Promise<void>;
