@@ -17,6 +17,7 @@ import {
 } from './collection/catalog.js';
 import { applyBatch, type BatchOp, type OpResult, type WriteAction, type WriteHooks } from './collection/writer.js';
 import type { DirtyValues } from './document/document.js';
+import { copyRecord } from './schema/schema.js';
 import { importLines, type ImportOptions, type ImportSummary, type ResultSink } from './io/import.js';
 import { exportDocuments, exportLines, type ExportOptions } from './io/export.js';
 import { Merger } from './index/merger.js';
@@ -157,7 +158,7 @@ export class Engine {
     const rec = await upsertAlias(this.store, name, body);
     if (before !== undefined && before !== rec.collection_name) {
       for (const r of referencingCollections(this.store, name)) {
-        await write(this.store, () => rebuildIndex(this.store, getRecord(this.store, r.name), this.hooks));
+        await write(this.store, () => rebuildIndex(this.store, copyRecord(getRecord(this.store, r.name)), this.hooks));
       }
     }
     return rec;

@@ -72,6 +72,30 @@ describe('data directory', () => {
   });
 });
 
+const nextTick = () => new Promise((resolve) => setTimeout(resolve, 1));
+
+describe('shared records (collection records and states read once per search)', () => {
+  it('hands back one decoded object while the bytes are unchanged and a new one after any writer changes them', async () => {
+    const dir = dataDirPath();
+    const a = openStore(dir);
+    const b = openStore(dir); // a second handle stands in for another process
+    await a.colstate.put(7, { nextSeq: 1, count: 1, segments: [] });
+    const first = b.readShared<{ count: number }>(b.colstate, 7)!;
+    expect(first.count).toBe(1);
+    expect(b.readShared(b.colstate, 7)).toBe(first);
+    await a.colstate.put(7, { nextSeq: 2, count: 2, segments: [] });
+    await nextTick(); // a reader keeps its snapshot until lmdb-js renews it on a later tick
+    const second = b.readShared<{ count: number }>(b.colstate, 7)!;
+    expect(second).not.toBe(first);
+    expect(second.count).toBe(2);
+    await a.colstate.remove(7);
+    await nextTick();
+    expect(b.readShared(b.colstate, 7)).toBeUndefined();
+    await a.close();
+    await b.close();
+  });
+});
+
 describe('a pinned snapshot (read-only one-shot processes)', () => {
   const BIG = 17 * 1024 * 1024; // above lmdb-js's 16 MB threshold: read as a view of the map
 

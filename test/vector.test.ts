@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { BIN, ROOT, cli, dataDirPath, openEngine, rng, tmpDir } from './helpers.js';
 import { parseVectorQuery } from '../src/vector/vquery.js';
 import type { Engine } from '../src/engine.js';
@@ -61,15 +62,30 @@ describe('vector_query parser', () => {
   it('reads a vector and every option', () => {
     expect(parseVectorQuery('emb:([0.1, -2, 3e-1], k: 5, ef: 40, alpha: 0.5, distance_threshold: 0.7, flat_search_cutoff: 20)')).toEqual({
       field: 'emb',
-      vector: [0.1, -2, 0.3],
+      vector: Float32Array.from([0.1, -2, 0.3]),
       k: 5,
       ef: 40,
       alpha: 0.5,
       distanceThreshold: 0.7,
       flatSearchCutoff: 20,
     });
-    expect(parseVectorQuery('emb:([], id: doc-7)')).toEqual({ field: 'emb', vector: [], id: 'doc-7' });
+    expect(parseVectorQuery('emb:([], id: doc-7)')).toEqual({ field: 'emb', vector: new Float32Array(0), id: 'doc-7' });
     expect(parseVectorQuery('emb:([], queries: [red shoe, `blue, hat`], query_weights: [0.7, 0.3])')).toMatchObject({ queries: ['red shoe', 'blue, hat'], queryWeights: [0.7, 0.3] });
+  });
+  it('reads every number to the float32 that JSON.parse and rounding would give', () => {
+    const num = fc.oneof(
+      fc.float({ noNaN: true, noDefaultInfinity: true }).map((f) => String(f)),
+      fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e30, max: 1e30 }).map((d) => String(d)),
+      fc.tuple(fc.integer({ min: -99999, max: 99999 }), fc.nat(99999999), fc.integer({ min: -40, max: 30 })).map(([a, b, e]) => `${a}.${String(b).padStart(8, '0')}e${e}`),
+      fc.constantFrom('0', '-0', '0.0', '0e5', '1E+2', '-0.000001', '123456789012345678901234567890'),
+    );
+    fc.assert(
+      fc.property(fc.array(num, { maxLength: 40 }), fc.constantFrom(',', ', ', ' ,\n'), (nums, sep) => {
+        const got = parseVectorQuery(`emb:([${nums.join(sep)}], k: 3)`).vector;
+        expect(Array.from(got)).toEqual(nums.map((x) => Math.fround(JSON.parse(x) as number)));
+      }),
+      { numRuns: 500 },
+    );
   });
   it.each([
     ['emb([1,2])', /expected `:`/],
@@ -82,6 +98,8 @@ describe('vector_query parser', () => {
     ['emb:([1], alpha: 2)', /between 0 and 1/],
     ['emb:([], queries: [a], query_weights: [1, 2])', /one weight per entry/],
     ['emb:([1], id: x)', /either a vector or `id`/],
+    ['emb:([1, 1e39])', /entry 1 is outside the float32 range/],
+    ['emb:([1,, 2])', /`` is not a number/],
   ])('rejects %s', (src, re) => expect(() => parseVectorQuery(src)).toThrow(re));
 });
 

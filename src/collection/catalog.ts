@@ -39,9 +39,10 @@ export function resolveName(store: Store, name: string): string {
   return store.aliases.get(name) ?? name;
 }
 
+/** The stored record of a collection (or alias); shared, so copy it (copyRecord) before changing it. */
 export function getRecord(store: Store, name: string): CollectionRecord {
   const real = resolveName(store, name);
-  const rec = store.collections.get(real) as CollectionRecord | undefined;
+  const rec = store.readShared<CollectionRecord>(store.collections, real);
   if (!rec) throw new FathomError('COLLECTION_NOT_FOUND', `collection \`${name}\` not found`);
   return rec;
 }

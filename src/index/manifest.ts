@@ -38,8 +38,9 @@ export function emptyState(): CollectionState {
   return { nextSeq: 0, count: 0, segments: [] };
 }
 
+/** The committed state of a collection; shared, so copy it (copyState) before changing it. */
 export function readState(store: Store, collId: number): CollectionState {
-  return (store.colstate.get(collId) as CollectionState | undefined) ?? emptyState();
+  return store.readShared<CollectionState>(store.colstate, collId) ?? emptyState();
 }
 
 /** A copy of a state that can be changed freely (plain copies: structuredClone is slow). */

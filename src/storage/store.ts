@@ -61,7 +61,41 @@ export interface Store {
    * pins a snapshot and the blob is 16 MB or more (see OpenOptions.pinSnapshot), else a copy.
    */
   readBlob(db: Database<Buffer, Key>, key: Key): Uint8Array | undefined;
+  /**
+   * Reads a small msgpack record that every request needs (a collection record, a collection
+   * state) and hands back the same decoded object for as long as its stored bytes are
+   * unchanged. The result is shared: callers must not modify it (copy first).
+   */
+  readShared<V>(db: Database<any, any>, key: string | number): V | undefined;
   close(): Promise<void>;
+}
+
+/**
+ * Decoded records by database and key, with the bytes they were decoded from. Hot: two
+ * lookups per search. Comparing ~1 KB of bytes costs far less than msgpack-decoding a record
+ * again, and it sees writes from other processes (the bytes change), which a plain cache
+ * would not.
+ */
+function sharedReader(): Store['readShared'] {
+  const caches = new WeakMap<object, Map<string | number, { bytes: Buffer; value: unknown }>>();
+  return <V>(db: Database<any, any>, key: string | number): V | undefined => {
+    // lmdb-js's shared read buffer, valid until the next read; its `length` property says
+    // how many bytes are this value (the buffer itself is larger)
+    const shared = (db as any).getBinaryFast(key) as Buffer | undefined;
+    let cache = caches.get(db);
+    if (shared === undefined) {
+      cache?.delete(key);
+      return undefined;
+    }
+    const raw = shared.subarray(0, shared.length);
+    if (!cache) caches.set(db, (cache = new Map()));
+    const hit = cache.get(key);
+    if (hit && hit.bytes.equals(raw)) return hit.value as V;
+    const bytes = Buffer.from(raw);
+    const value = db.get(key) as V;
+    cache.set(key, { bytes, value });
+    return value;
+  };
 }
 
 const DATA_FILE = 'data.mdb';
@@ -150,6 +184,7 @@ export function openStore(dir: string, opts: OpenOptions = {}): Store {
       vectors: db<Buffer>('vectors', 'binary'),
       aux: db('aux'),
       readBlob: (d, key) => d.getBinary(key) ?? undefined,
+      readShared: sharedReader(),
       close: () => env.close(),
     };
     if (opts.pinSnapshot) {

@@ -12,7 +12,8 @@ import { FathomError } from '../errors.js';
 
 export interface VectorQuery {
   field: string;
-  vector: number[];
+  /** The query vector (float32, as the index stores vectors); empty when absent. */
+  vector: Float32Array;
   k?: number;
   ef?: number;
   alpha?: number;
@@ -68,28 +69,41 @@ function numberList(s: string, what: string): number[] {
   });
 }
 
-const memo = new Map<string, VectorQuery>();
-const MEMO_SIZE = 256;
+let lastSrc: string | undefined;
+let lastQuery: VectorQuery | undefined;
 
-/** Parses (and remembers the last few) vector queries; the result must not be modified. */
+/**
+ * Parses a vector query, remembering the last one: a search reads its `vector_query` twice
+ * (for embeddings, then to plan) and a client paging through results sends it again. One
+ * entry, compared as a string, because a keyed cache would hash kilobytes of text per query.
+ * The result is shared and must not be modified.
+ */
 export function parseVectorQuery(src: string): VectorQuery {
-  let q = memo.get(src);
-  if (q) return q;
-  q = parse(src);
-  if (memo.size >= MEMO_SIZE) memo.delete(memo.keys().next().value!);
-  memo.set(src, q);
+  if (src === lastSrc) return lastQuery!;
+  const q = parse(src);
+  lastSrc = src;
+  lastQuery = q;
   return q;
 }
 
-/** The vector list `[...]`: JSON.parse when it is plain numbers (hot: 384+ floats per query). */
-function vectorList(s: string): number[] {
+/**
+ * The vector list `[...]` as float32 (as the index stores vectors). Hot: 384 or more
+ * numbers per query. JSON.parse when it is plain numbers (a hand-written float32 reader was
+ * no faster: 43-55 us against 38-60 us for 384 17-digit numbers); else the precise error.
+ */
+function vectorList(s: string): Float32Array {
+  let list: number[] | undefined;
   try {
     const v = JSON.parse(s) as unknown;
-    if (Array.isArray(v) && v.every((x) => typeof x === 'number')) return v as number[];
+    if (Array.isArray(v) && v.every((x) => typeof x === 'number')) list = v as number[];
   } catch {
     /* fall through to the precise error */
   }
-  return numberList(s, 'the vector');
+  const v = Float32Array.from(list ?? numberList(s, 'the vector'));
+  for (let i = 0; i < v.length; i++) {
+    if (!Number.isFinite(v[i]!)) bad(`the vector: entry ${i} is outside the float32 range`);
+  }
+  return v;
 }
 
 function parse(src: string): VectorQuery {
