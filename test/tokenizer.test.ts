@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Tokenizer } from '../src/tokenizer/tokenizer.js';
+import { TokenMarks, Tokenizer, termLookup } from '../src/tokenizer/tokenizer.js';
 
 describe('tokenizer', () => {
   const t = new Tokenizer();
@@ -46,6 +46,24 @@ describe('tokenizer', () => {
         for (const tok of opts) expect(tok.tokens(s)).toEqual(tok.spans(s).map((x) => x.token));
       }),
       { numRuns: 500 },
+    );
+  });
+
+  it('marks the same tokens as spans does, and exactly those that are terms', () => {
+    const alphabet = fc.constantFrom(...'aabbZ9 -.,!é東ß\t\nÅ+#_'.split(''));
+    const text = fc.array(alphabet, { maxLength: 60 }).map((a) => a.join(''));
+    const opts = [new Tokenizer(), new Tokenizer({ separators: ['-'], symbols: ['+'] }), new Tokenizer({ stem: true })];
+    const marks = new TokenMarks();
+    fc.assert(
+      fc.property(text, fc.array(fc.oneof(fc.constantFrom('a', 'ab', 'ba', 'b', 'bb', 'z9', 'é', 'ss', 'a+'), fc.string({ maxLength: 3 }))), (s, terms) => {
+        const lookup = termLookup(terms);
+        for (const tok of opts) {
+          tok.markTerms(s, lookup, marks);
+          const got = Array.from({ length: marks.count }, (_, i) => [marks.starts[i], marks.ends[i], marks.hit[i] === 1]);
+          expect(got).toEqual(tok.spans(s).map((x) => [x.start, x.end, lookup.set.has(x.token)]));
+        }
+      }),
+      { numRuns: 1000 },
     );
   });
 });

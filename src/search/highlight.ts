@@ -7,7 +7,7 @@
  * `highlight_affix_num_tokens` tokens around the densest run of matches.
  */
 import { getPath } from '../document/document.js';
-import type { Tokenizer, Span } from '../tokenizer/tokenizer.js';
+import { TokenMarks, type TermLookup, type Tokenizer } from '../tokenizer/tokenizer.js';
 
 export interface HighlightOptions {
   startTag: string;
@@ -19,7 +19,8 @@ export interface HighlightOptions {
 export interface HighlightField {
   name: string;
   tokenizer: Tokenizer;
-  terms: Set<string>;
+  /** The field's matched terms (every candidate of every query token), see termLookup. */
+  terms: TermLookup;
   full: boolean;
   isArray: boolean;
 }
@@ -30,59 +31,60 @@ interface One {
   value?: string;
 }
 
-function mark(text: string, spans: Span[], hits: boolean[], from: number, to: number, o: HighlightOptions): string {
-  if (spans.length === 0) return text;
-  const startChar = from === 0 ? 0 : spans[from]!.start;
-  const endChar = to === spans.length - 1 ? text.length : spans[to]!.end;
+function mark(text: string, m: TokenMarks, from: number, to: number, o: HighlightOptions): string {
+  if (m.count === 0) return text;
+  const startChar = from === 0 ? 0 : m.starts[from]!;
+  const endChar = to === m.count - 1 ? text.length : m.ends[to]!;
   let out = '';
   let last = startChar;
   for (let i = from; i <= to; i++) {
-    if (!hits[i]) continue;
-    const s = spans[i]!;
-    out += text.slice(last, s.start) + o.startTag + text.slice(s.start, s.end) + o.endTag;
-    last = s.end;
+    if (m.hit[i] === 0) continue;
+    const s = m.starts[i]!;
+    const e = m.ends[i]!;
+    out += text.slice(last, s) + o.startTag + text.slice(s, e) + o.endTag;
+    last = e;
   }
   return out + text.slice(last, endChar);
 }
 
+/** Token offsets and term marks of the value being highlighted (one value at a time). */
+const marks = new TokenMarks();
+
 function highlightText(text: string, f: HighlightField, o: HighlightOptions): One | undefined {
-  const spans = f.tokenizer.spans(text);
-  const hits = spans.map((s) => f.terms.has(s.token));
+  const m = marks;
+  f.tokenizer.markTerms(text, f.terms, m);
+  const n = m.count;
+  const hits = m.hit;
   const matched: string[] = [];
-  spans.forEach((s, i) => {
-    if (hits[i]) matched.push(text.slice(s.start, s.end));
-  });
+  for (let i = 0; i < n; i++) if (hits[i] === 1) matched.push(text.slice(m.starts[i]!, m.ends[i]!));
   if (matched.length === 0) return undefined;
   let snippet: string;
-  if (spans.length < o.snippetThreshold) snippet = mark(text, spans, hits, 0, spans.length - 1, o);
+  if (n < o.snippetThreshold) snippet = mark(text, m, 0, n - 1, o);
   else {
-    // the window of 2*affix+1 tokens holding the most matches
+    // the window of 2*affix+1 tokens holding the most matches (count: matches in the window)
     const win = 2 * o.affix + 1;
     let bestStart = 0;
     let bestCount = -1;
     let count = 0;
-    for (let i = 0; i < spans.length; i++) {
-      if (hits[i]) count++;
-      if (i >= win && hits[i - win]) count--;
-      if (i >= win - 1 || i === spans.length - 1) {
-        const start = Math.max(0, i - win + 1);
-        if (count > bestCount && hits.slice(start, i + 1).some(Boolean)) {
-          bestCount = count;
-          bestStart = start;
-        }
+    for (let i = 0; i < n; i++) {
+      count += hits[i]!;
+      if (i >= win) count -= hits[i - win]!;
+      if ((i >= win - 1 || i === n - 1) && count > 0 && count > bestCount) {
+        bestCount = count;
+        bestStart = Math.max(0, i - win + 1);
       }
     }
     // start `affix` tokens before the window's first match
-    const firstHit = hits.indexOf(true, bestStart);
+    const firstHit = hits.indexOf(1, bestStart);
     let from = Math.max(0, firstHit - o.affix);
-    const to = Math.min(spans.length - 1, from + win - 1);
+    const to = Math.min(n - 1, from + win - 1);
     if (to - from + 1 < win) from = Math.max(0, to - win + 1);
-    snippet = mark(text, spans, hits, from, to, o);
+    snippet = mark(text, m, from, to, o);
     if (from > 0) snippet = snippet.trimStart();
-    if (to < spans.length - 1) snippet = snippet.trimEnd();
+    if (to < n - 1) snippet = snippet.trimEnd();
   }
   const one: One = { matched_tokens: matched, snippet };
-  if (f.full) one.value = mark(text, spans, hits, 0, spans.length - 1, o);
+  if (f.full) one.value = mark(text, m, 0, n - 1, o);
   return one;
 }
 

@@ -24,7 +24,7 @@ import { allowedTypos } from './expand.js';
 import { matchInfo, matchSegment, selectCandidates, type CandidateTable, type FieldSpec } from './match.js';
 import { FacetCounter, Sorter, TopK, fieldSortValue, type FacetResult, type FacetSpec, type Hit } from './collect.js';
 import { highlightDocument, type HighlightField } from './highlight.js';
-import type { Tokenizer } from '../tokenizer/tokenizer.js';
+import { termLookup, type Tokenizer } from '../tokenizer/tokenizer.js';
 import { locate } from '../index/manifest.js';
 import { parseVectorQuery, type VectorQuery } from '../vector/vquery.js';
 import { knn, distance as vecDistance, norm, type VectorHit } from '../vector/vsearch.js';
@@ -689,7 +689,7 @@ function highlightFields(schema: Schema, params: SearchParams, fields: FieldSpec
     const terms = new Set<string>();
     if (fi >= 0) for (const perField of candidates) for (const c of perField[fi]!) terms.add(c.term);
     else for (const t of qt.tokens) terms.add(t);
-    out.push({ name, tokenizer: fieldTokenizer(schema, field), terms, full: full.has(name), isArray: field.isArray });
+    out.push({ name, tokenizer: fieldTokenizer(schema, field), terms: termLookup(terms), full: full.has(name), isArray: field.isArray });
   }
   return out;
 }

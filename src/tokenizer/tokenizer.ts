@@ -109,6 +109,50 @@ function segmenter(locale: string): Intl.Segmenter {
   return s;
 }
 
+/**
+ * A set of terms to find in text (highlighting), with a quick test that rules most words
+ * out before any string is made: `fits[min(length, 63) * 128 + firstChar]` is 1 when some
+ * term of that length (63 = 63 or longer) starts with that ASCII character.
+ */
+export interface TermLookup {
+  set: Set<string>;
+  fits: Uint8Array;
+}
+
+export function termLookup(terms: Iterable<string>): TermLookup {
+  const set = new Set(terms);
+  const fits = new Uint8Array(64 * 128);
+  for (const t of set) {
+    const c = t.charCodeAt(0);
+    if (c < 128) fits[Math.min(t.length, 63) * 128 + c] = 1;
+  }
+  return { set, fits };
+}
+
+/** Token offsets of a text and which tokens are terms (see Tokenizer.markTerms); reused between calls. */
+export class TokenMarks {
+  count = 0;
+  starts = new Int32Array(64);
+  ends = new Int32Array(64);
+  hit = new Uint8Array(64);
+  push(start: number, end: number, hit: boolean): void {
+    if (this.count === this.starts.length) {
+      const grow = <A extends Int32Array | Uint8Array>(a: A): A => {
+        const b = new (a.constructor as new (n: number) => A)(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.starts = grow(this.starts);
+      this.ends = grow(this.ends);
+      this.hit = grow(this.hit);
+    }
+    this.starts[this.count] = start;
+    this.ends[this.count] = end;
+    this.hit[this.count] = hit ? 1 : 0;
+    this.count++;
+  }
+}
+
 export class Tokenizer {
   readonly locale: string;
   readonly fold: boolean;
@@ -247,6 +291,61 @@ export class Tokenizer {
       this.wordTokens(text.slice(start, i), start, out);
     }
     return out;
+  }
+
+  /**
+   * The tokens of `text` (exactly those `spans` gives) as offsets into `out`, each marked
+   * when it is one of `terms`. Hot: every highlighted field of every hit on a page. On ASCII
+   * text without stemming, a word of kept characters only (the usual case) is a term only if
+   * its length and first character fit one (`terms.fits`), so most words are never sliced
+   * or looked up.
+   */
+  markTerms(text: string, terms: TermLookup, out: TokenMarks): void {
+    out.count = 0;
+    const n = text.length;
+    const table = this.ascii;
+    const fits = terms.fits;
+    const stem = this.stem;
+    let start = -1;
+    let clean = true;
+    for (let i = 0; i <= n; i++) {
+      const c = i < n ? text.charCodeAt(i) : 32;
+      if (c >= 128) {
+        out.count = 0;
+        for (const s of this.spans(text)) out.push(s.start, s.end, terms.set.has(s.token));
+        return;
+      }
+      const cls = table[c]!;
+      if (cls !== 2) {
+        if (start < 0) {
+          start = i;
+          clean = true;
+        }
+        if (cls !== 1) clean = false;
+        continue;
+      }
+      if (start < 0) continue;
+      if (clean && stem === undefined) {
+        const len = i - start;
+        const hit = fits[(len < 63 ? len : 63) * 128 + text.charCodeAt(start)] === 1 && terms.set.has(text.slice(start, i));
+        out.push(start, i, hit);
+      } else {
+        const raw = text.slice(start, i);
+        let tok: string;
+        if (clean) tok = raw;
+        else {
+          tok = '';
+          for (let k = 0; k < raw.length; k++) {
+            const cc = raw.charCodeAt(k);
+            const cl = table[cc]!;
+            if (cl === 1) tok += raw[k];
+            else if (cl === 3) tok += String.fromCharCode(cc + 32);
+          }
+        }
+        if (tok.length > 0) out.push(start, i, terms.set.has(stem ? stem(tok) : tok));
+      }
+      start = -1;
+    }
   }
 
   /** `spans` for pure ASCII text in one pass over char codes; undefined when the text is not ASCII. */
