@@ -50,6 +50,27 @@ describe('document ids', () => {
     await e.close();
   });
 
+  it('answers every line of a many-batch import in order: failures echo their line, successes carry the document only with return_doc', async () => {
+    const e = openEngine();
+    await e.createCollection(BOOKS_SCHEMA);
+    const lines = Array.from({ length: 20 }, (_, i) =>
+      i % 5 === 2 ? `{"id": "b${i}", "title": ` : i % 5 === 4 ? JSON.stringify({ id: 'b0', title: 'dup', author: 'a', year: 1 }) : JSON.stringify({ id: `b${i}`, title: `t${i}`, author: 'a', year: 2000 + i }),
+    );
+    for (const returnDoc of [false, true]) {
+      await e.createCollection({ ...BOOKS_SCHEMA, name: `books${returnDoc}` });
+      const out: string[] = [];
+      const sum = await e.import(`books${returnDoc}`, [Buffer.from(lines.join('\n'))], { batchSize: 3, returnDoc }, (l) => void out.push(l));
+      expect(sum).toEqual({ total: 20, succeeded: 12, failed: 8 });
+      out.forEach((line, i) => {
+        const r = JSON.parse(line);
+        if (i % 5 === 2) expect(r).toMatchObject({ success: false, error: expect.stringMatching(/malformed JSON/), document: lines[i] });
+        else if (i % 5 === 4) expect(r).toMatchObject({ success: false, code: 409, document: lines[i] });
+        else expect(r).toEqual(returnDoc ? { success: true, document: JSON.parse(lines[i]!) } : { success: true });
+      });
+    }
+    await e.close();
+  });
+
   it('rejects a numeric id', () => expect(() => validateId(12)).toThrow(/must be a string/));
 });
 

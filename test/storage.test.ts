@@ -72,24 +72,25 @@ describe('data directory', () => {
   });
 });
 
-const nextTick = () => new Promise((resolve) => setTimeout(resolve, 1));
-
 describe('shared records (collection records and states read once per search)', () => {
   it('hands back one decoded object while the bytes are unchanged and a new one after any writer changes them', async () => {
     const dir = dataDirPath();
     const a = openStore(dir);
     const b = openStore(dir); // a second handle stands in for another process
+    // a reader keeps its snapshot until lmdb-js renews it on a later tick: renew it now
+    const later = () => (b.env as unknown as { resetReadTxn(): void }).resetReadTxn();
     await a.colstate.put(7, { nextSeq: 1, count: 1, segments: [] });
+    later();
     const first = b.readShared<{ count: number }>(b.colstate, 7)!;
     expect(first.count).toBe(1);
     expect(b.readShared(b.colstate, 7)).toBe(first);
     await a.colstate.put(7, { nextSeq: 2, count: 2, segments: [] });
-    await nextTick(); // a reader keeps its snapshot until lmdb-js renews it on a later tick
+    later();
     const second = b.readShared<{ count: number }>(b.colstate, 7)!;
     expect(second).not.toBe(first);
     expect(second.count).toBe(2);
     await a.colstate.remove(7);
-    await nextTick();
+    later();
     expect(b.readShared(b.colstate, 7)).toBeUndefined();
     await a.close();
     await b.close();

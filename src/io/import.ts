@@ -1,9 +1,9 @@
 /**
  * Import: JSON Lines in, one result line out per input line, in input order.
  *
- *   bytes --splitLines--> lines --parse--> ops --batch_size--> applyBatch (1 txn each)
- *                                                                   |
- *                           result lines, in order  <---------------+
+ *   bytes --splitLines--> lines --batch_size--> applyBatch (1 txn each: parse, validate, write)
+ *                                                        |
+ *                           result lines, in order  <----+
  *
  * Up to IMPORT_PIPELINE_DEPTH batches (and about IMPORT_PIPELINE_DOCS documents) are in flight: LMDB's writer thread commits
  * batch k while batch k+1 is being prepared. A batch's results are emitted only after
@@ -11,7 +11,7 @@
  */
 import { IMPORT_BATCH_SIZE, IMPORT_PIPELINE_DEPTH, IMPORT_PIPELINE_DOCS, MAX_IMPORT_BATCH_SIZE } from '../defaults.js';
 import { FathomError } from '../errors.js';
-import { parseJsonLine, stringifyJson } from '../json.js';
+import { stringifyJson } from '../json.js';
 import type { DirtyValues } from '../document/document.js';
 import { applyBatch, type BatchOp, type OpResult, type WriteAction, type WriteHooks } from '../collection/writer.js';
 import { getRecord } from '../collection/catalog.js';
@@ -47,6 +47,10 @@ interface PendingLine {
   text: string;
   op: BatchOp;
 }
+
+const NO_DOC: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+/** Stands in for a line whose batch is applied and which succeeded (its op is never applied again). */
+const DONE_LINE: PendingLine = { text: '', op: { kind: 'deleteSeq', seq: -1 } };
 
 export function formatResult(r: OpResult, text: string, opts: ImportOptions): string {
   if (r.ok) {
@@ -107,6 +111,14 @@ export async function importLines(
     if (opts.enrich) ops = await opts.enrich(ops);
     const entry: (typeof inflight)[number] = { lines, done: undefined as unknown as Promise<OpResult[]> };
     entry.done = (store.env.childTransaction(() => applyBatch(store, collection, ops, opts.hooks)) as Promise<OpResult[]>).then((r) => {
+      // Results wait for the flush. A success needs neither its line (only failures echo
+      // it) nor, without return_doc, its document: let them go while still young.
+      for (let i = 0; i < r.length; i++) {
+        const x = r[i]!;
+        if (!x.ok) continue;
+        lines[i] = DONE_LINE;
+        if (!opts.returnDoc) x.doc = NO_DOC;
+      }
       entry.results = r;
       return r;
     });
@@ -121,12 +133,8 @@ export async function importLines(
     if (text === undefined) {
       op = { kind: 'error', error: new FathomError('BAD_JSON', `line ${raw.no} is not valid UTF-8`) };
     } else {
-      try {
-        const { value: doc, lossless } = parseJsonLine(text);
-        op = { kind: 'write', doc, action, dirty: opts.dirtyValues, text, lossless };
-      } catch (e) {
-        op = { kind: 'error', error: e as FathomError };
-      }
+      // parsed by applyBatch (or enrich), when its batch is applied: see BatchOp 'line'
+      op = { kind: 'line', text, action, dirty: opts.dirtyValues };
     }
     batch.push({ text: text ?? raw.bytes.toString('utf8'), op });
     if (batch.length >= batchSize) await submit();

@@ -12,7 +12,7 @@ import { FathomError } from '../errors.js';
 import type { Store } from '../storage/store.js';
 import type { CollectionRecord, Field, FieldDef, Schema } from '../schema/schema.js';
 import { getSchema } from '../collection/catalog.js';
-import type { BatchOp } from '../collection/writer.js';
+import { parseLineOp, type BatchOp } from '../collection/writer.js';
 import { isPlainObject } from '../json.js';
 import { getPath, validateId } from '../document/document.js';
 import { loadDocument } from '../document/stored.js';
@@ -80,7 +80,7 @@ export async function enrichOps(store: Store, collection: string, ops: BatchOp[]
   }
   const fields = embedFields(schema);
   if (fields.length === 0) return ops;
-  const out = ops.slice();
+  const out = ops.map((op) => (op.kind === 'line' ? parseLineOp(op) : op));
   const pending: Pending[] = [];
   out.forEach((op, i) => {
     if (op.kind !== 'write' || !isPlainObject(op.doc)) return;
