@@ -26,12 +26,48 @@ const isLosslessNumber = (v: unknown): boolean => losslessLib().isLosslessNumber
  * float vectors are often written) stay on the native path: they are floats either way.
  */
 const LONG_INTEGER = /(?<![\d.])\d{16,}(?![\d.eE])/;
-const LONG_DIGITS = /\d{16}/;
+
+/**
+ * Is there a run of 16 digits anywhere in `text`? Looks at one character in 16 (a run of 16
+ * covers every 16th position), and only around a digit it lands on measures the run. Hot:
+ * once per imported line; /\d{16}/ looks at every character (the 63,666 Debian lines:
+ * 43-51 ms against 19-26 ms).
+ *
+ *   text   ....a....b....c1234567890123456d....
+ *   probe         ^               ^              (every 16th character)
+ *   a digit: scan left and right for the run's ends
+ */
+function hasDigitRun16(text: string): boolean {
+  const n = text.length;
+  let j = 15;
+  while (j < n) {
+    let c = text.charCodeAt(j);
+    if (c < 48 || c > 57) {
+      j += 16;
+      continue;
+    }
+    let lo = j;
+    while (lo > 0) {
+      c = text.charCodeAt(lo - 1);
+      if (c < 48 || c > 57) break;
+      lo--;
+    }
+    let hi = j + 1;
+    while (hi < n) {
+      c = text.charCodeAt(hi);
+      if (c < 48 || c > 57) break;
+      hi++;
+    }
+    if (hi - lo >= 16) return true;
+    j = hi + 16; // position hi is not a digit: a run must start after it
+  }
+  return false;
+}
 
 /** Does this JSON text hold an integer literal of 16+ digits? (hot: once per imported line) */
 export function hasLongInteger(text: string): boolean {
-  // the plain 16-digit scan is cheaper and almost always false
-  return LONG_DIGITS.test(text) && LONG_INTEGER.test(text);
+  // the 16-digit probe is cheap and almost always false
+  return hasDigitRun16(text) && LONG_INTEGER.test(text);
 }
 
 function reviveNumber(n: LosslessNumber | unknown): unknown {

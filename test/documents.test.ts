@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { openEngine, BOOKS_SCHEMA } from './helpers.js';
 import { validateId } from '../src/document/document.js';
-import { parseJsonLine } from '../src/json.js';
+import fc from 'fast-check';
+import { hasLongInteger, parseJsonLine } from '../src/json.js';
 
 async function books() {
   const e = openEngine();
@@ -143,6 +144,17 @@ describe('validation and dirty_values', () => {
     expect(e.getDocument('n', '1').big).toBe(9007199254740993n);
     await expect(e.writeDocument('n', { id: '2', big: 2n ** 63n })).rejects.toThrow(/int64/);
     await e.close();
+  });
+
+  it('finds a 16-digit integer literal wherever a full regular-expression scan finds one', () => {
+    const reference = /(?<![\d.])\d{16,}(?![\d.eE])/;
+    const chunk = fc.oneof(fc.stringMatching(/^[0-9]{1,40}$/), fc.constantFrom('.', 'e', ' ', '"a":', ',', '-', 'x'));
+    fc.assert(
+      fc.property(fc.array(chunk, { maxLength: 30 }).map((a) => a.join('')), (text) => {
+        expect(hasLongInteger(text)).toBe(reference.test(text));
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it('parses long integers exactly and long fractions natively', () => {
