@@ -147,6 +147,35 @@ describe('a pinned snapshot (read-only one-shot processes)', () => {
     expect(strip(JSON.parse(viaCli.stdout))).toEqual(strip(JSON.parse(JSON.stringify(direct))));
   });
 
+  it("merges a bulk import's segments by copying their postings: byte for byte what re-encoding every posting gives", async () => {
+    const dir = dataDirPath();
+    const { Engine } = await import('../src/engine.js');
+    const { snapshot } = await import('../src/index/manifest.js');
+    const { mergeSegments } = await import('../src/index/merge.js');
+    const e = Engine.open(dir, { merges: 'off' });
+    await e.createCollection({
+      name: 'b',
+      fields: [{ name: 't', type: 'string' }, { name: 'tags', type: 'string[]', facet: true }, { name: 'n', type: 'int32', facet: true }],
+    });
+    // terms in every segment, in some, in one; documents long enough for multi-byte positions
+    const docs = Array.from({ length: 300 }, (_, i) =>
+      JSON.stringify({ id: `d${i}`, t: `word${i % 13} shared ${'filler '.repeat(i % 40)}text${i} word${i % 7}`, tags: [`t${i % 3}`, `u${i % 11}`], n: i % 4 }),
+    ).join('\n');
+    await e.import('b', [Buffer.from(docs)], { batchSize: 40 }, () => {});
+    await e.close();
+    const store = openStore(dir, { readOnly: true });
+    const snap = snapshot(store, store.readShared<{ id: number }>(store.collections, 'b')!.id);
+    expect(snap.segments.length).toBeGreaterThan(5);
+    const sources = snap.segments.map((s) => ({ reader: s.reader, deleted: s.deleted }));
+    for (const order of [sources, [...sources].reverse()]) {
+      const copied = mergeSegments(order, () => true);
+      const reencoded = mergeSegments(order, () => true, { concatenate: false });
+      expect(Buffer.from(copied.built.blob).equals(Buffer.from(reencoded.built.blob))).toBe(true);
+      expect(copied.remap).toEqual(reencoded.remap);
+    }
+    await store.close();
+  });
+
   it('reads index segments stored in format 1, one value per field, and merges them into format 2', async () => {
     const dir = dataDirPath();
     const { Engine } = await import('../src/engine.js');

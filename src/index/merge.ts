@@ -8,7 +8,9 @@
  *                 new ordinals 0..n-1 in seq order
  *
  * Postings are re-encoded with the new ordinals; position bytes are copied as they
- * are (position deltas do not depend on ordinals). A tiered policy in the style of
+ * are (position deltas do not depend on ordinals). When every source is one contiguous
+ * block of the new ordinals (a bulk import's segments), document streams are copied too,
+ * with only each source's first delta rewritten (see mergeText). A tiered policy in the style of
  * Lucene's TieredMergePolicy keeps the segment count logarithmic in the collection size:
  * a segment's tier is floor(log_factor(live / base)), and `factor` segments of one tier
  * merge into one segment of the next.
@@ -56,7 +58,16 @@ export function planFullMerge(segments: readonly SegmentInfo[]): SegmentInfo[] |
   return undefined;
 }
 
-export function mergeSegments(sources: MergeSource[], keepField: (fieldId: number) => boolean): MergeResult {
+export interface MergeOptions {
+  /**
+   * Copy the postings of sources that land in one contiguous block of new ordinals each (no
+   * deletions, disjoint seq ranges: a bulk import's segments) instead of re-encoding them.
+   * Default true; false forces the general path (tests compare the two byte for byte).
+   */
+  concatenate?: boolean;
+}
+
+export function mergeSegments(sources: MergeSource[], keepField: (fieldId: number) => boolean, opts: MergeOptions = {}): MergeResult {
   // 1. New ordinals, in seq order.
   const live: Array<[number, number, number]> = []; // seq, source, ord
   for (let s = 0; s < sources.length; s++) {
@@ -82,8 +93,9 @@ export function mergeSegments(sources: MergeSource[], keepField: (fieldId: numbe
   }
   const blobs = new Map<number, Uint8Array>();
   const metas: FieldMeta[] = [];
+  const bases = opts.concatenate === false ? null : blockBases(remap);
   for (const [fieldId, meta] of fieldMetas) {
-    if (meta.kind === 'text') blobs.set(fieldId, mergeText(sources, fieldId, meta, remap, origin, n));
+    if (meta.kind === 'text') blobs.set(fieldId, mergeText(sources, fieldId, meta, remap, origin, n, bases));
     else blobs.set(fieldId, mergeNumeric(sources, fieldId, origin, n));
     metas.push(meta);
   }
@@ -91,6 +103,62 @@ export function mergeSegments(sources: MergeSource[], keepField: (fieldId: numbe
   return { built: { n, seqs, minSeq: n ? seqs[0]! : 0, maxSeq: n ? seqs[n - 1]! : 0, blob: encodeSegment(header, seqs, blobs) }, remap };
 }
 
+/** Per source, the first new ordinal when every source maps onto one contiguous block (old ordinal o -> base + o); else null. */
+function blockBases(remap: Int32Array[]): Int32Array | null {
+  const bases = new Int32Array(remap.length);
+  for (let s = 0; s < remap.length; s++) {
+    const map = remap[s]!;
+    const base = map.length > 0 ? map[0]! : 0;
+    if (base < 0) return null;
+    for (let o = 1; o < map.length; o++) if (map[o] !== base + o) return null;
+    bases[s] = base;
+  }
+  return bases;
+}
+
+/** Reads the varint at `p`: [value, position after it]. */
+function varintAt(buf: Uint8Array, p: number): [number, number] {
+  let byte = buf[p++]!;
+  let v = byte & 0x7f;
+  let scale = 128;
+  while (byte >= 0x80) {
+    byte = buf[p++]!;
+    v += (byte & 0x7f) * scale;
+    scale *= 128;
+  }
+  return [v, p];
+}
+
+/** The last document ordinal of a [ordΔ][tf] stream of `df` pairs starting at `p`. */
+function lastOrdinal(buf: Uint8Array, p: number, df: number): number {
+  let d = 0;
+  for (let i = 0; i < df; i++) {
+    let byte = buf[p++]!;
+    let delta = byte & 0x7f;
+    let scale = 128;
+    while (byte >= 0x80) {
+      byte = buf[p++]!;
+      delta += (byte & 0x7f) * scale;
+      scale *= 128;
+    }
+    while (buf[p++]! >= 0x80); // tf
+    d += delta;
+  }
+  return d;
+}
+
+/**
+ * One text field of the merged segment. When the sources are contiguous blocks of the new
+ * ordinals (`bases`), a term's postings are the sources' postings one after the other:
+ *
+ *   source A (base 0):    [3,tf][2,tf]...   positions A      (ordinals 3, 5, ... last 900)
+ *   source B (base 1000): [7,tf][1,tf]...   positions B      (ordinals 7, 8, ...)
+ *   merged:               [3,tf][2,tf]... [1000+7-900,tf][1,tf]...   positions A | positions B
+ *
+ * so only each source's first delta is rewritten and the rest is copied (a bulk import's
+ * final merge re-encoded every posting before). Otherwise each posting is re-encoded with
+ * its new ordinal.
+ */
 function mergeText(
   sources: MergeSource[],
   fieldId: number,
@@ -98,6 +166,7 @@ function mergeText(
   remap: Int32Array[],
   origin: Array<[number, number, number]>,
   n: number,
+  bases: Int32Array | null,
 ): Uint8Array {
   const idx = sources.map((s) => s.reader.text(fieldId));
   const k = sources.length;
@@ -130,6 +199,33 @@ function mergeText(
       } else if (c === 0) withTerm.push(s);
     }
     if (min < 0) break;
+    if (bases !== null) {
+      if (withTerm.length > 1) withTerm.sort((a, b) => bases[a]! - bases[b]!);
+      out.appendFrom(idx[min]!.terms, ptr[min]!);
+      postOffsets.push(w.len);
+      let df = 0;
+      let last = 0;
+      for (const s of withTerm) {
+        const ti = idx[s]!;
+        const t = ptr[s]!;
+        const buf = ti.postings;
+        const start = ti.postOffsets[t]!;
+        const [first, rest] = varintAt(buf, start);
+        w.varint(bases[s]! + first - last);
+        w.bytes(buf, rest, ti.posOffsets[t]!);
+        last = bases[s]! + lastOrdinal(buf, start, ti.docFreq[t]!);
+        df += ti.docFreq[t]!;
+      }
+      docFreq.push(df);
+      posOffsets.push(w.len);
+      for (const s of withTerm) {
+        const ti = idx[s]!;
+        const t = ptr[s]!;
+        w.bytes(ti.postings, ti.posOffsets[t]!, ti.postOffsets[t + 1]!);
+        ptr[s]!++;
+      }
+      continue;
+    }
     entries.length = 0;
     let sorted = true;
     let lastNo = -1;
