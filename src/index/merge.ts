@@ -16,7 +16,7 @@
  * merge into one segment of the next.
  */
 import { MERGE_POLICY } from '../defaults.js';
-import { ByteWriter, StringTableBuilder, compareEntries, encodeBlob, type Section } from './codec.js';
+import { ByteReader, ByteWriter, StringTableBuilder, compareEntries, encodeBlob, type Section } from './codec.js';
 import { isDeleted, type SegmentInfo } from './manifest.js';
 import { TAG, SEGMENT_FORMAT, addValueSections, encodeSegment, type BuiltSegment, type FieldMeta, type SegmentMeta, type SegmentReader } from './segment.js';
 
@@ -116,37 +116,6 @@ function blockBases(remap: Int32Array[]): Int32Array | null {
   return bases;
 }
 
-/** Reads the varint at `p`: [value, position after it]. */
-function varintAt(buf: Uint8Array, p: number): [number, number] {
-  let byte = buf[p++]!;
-  let v = byte & 0x7f;
-  let scale = 128;
-  while (byte >= 0x80) {
-    byte = buf[p++]!;
-    v += (byte & 0x7f) * scale;
-    scale *= 128;
-  }
-  return [v, p];
-}
-
-/** The last document ordinal of a [ordΔ][tf] stream of `df` pairs starting at `p`. */
-function lastOrdinal(buf: Uint8Array, p: number, df: number): number {
-  let d = 0;
-  for (let i = 0; i < df; i++) {
-    let byte = buf[p++]!;
-    let delta = byte & 0x7f;
-    let scale = 128;
-    while (byte >= 0x80) {
-      byte = buf[p++]!;
-      delta += (byte & 0x7f) * scale;
-      scale *= 128;
-    }
-    while (buf[p++]! >= 0x80); // tf
-    d += delta;
-  }
-  return d;
-}
-
 /**
  * One text field of the merged segment. When the sources are contiguous blocks of the new
  * ordinals (`bases`), a term's postings are the sources' postings one after the other:
@@ -170,6 +139,7 @@ function mergeText(
 ): Uint8Array {
   const idx = sources.map((s) => s.reader.text(fieldId));
   const k = sources.length;
+  const ords = { ords: new Int32Array(1024) }; // a source's ordinals of one term (contiguous path)
   // k-way merge of the sorted term tables, comparing stored code units directly.
   const ptr = new Int32Array(k);
   const sizes = idx.map((t) => (t ? t.terms.size : 0));
@@ -208,13 +178,12 @@ function mergeText(
       for (const s of withTerm) {
         const ti = idx[s]!;
         const t = ptr[s]!;
-        const buf = ti.postings;
-        const start = ti.postOffsets[t]!;
-        const [first, rest] = varintAt(buf, start);
-        w.varint(bases[s]! + first - last);
-        w.bytes(buf, rest, ti.posOffsets[t]!);
-        last = bases[s]! + lastOrdinal(buf, start, ti.docFreq[t]!);
-        df += ti.docFreq[t]!;
+        const first = new ByteReader(ti.postings, ti.postOffsets[t]!);
+        w.varint(bases[s]! + first.varint() - last);
+        w.bytes(ti.postings, first.pos, ti.posOffsets[t]!);
+        const count = ti.docOrdinals(t, ords);
+        last = bases[s]! + ords.ords[count - 1]!;
+        df += count;
       }
       docFreq.push(df);
       posOffsets.push(w.len);

@@ -331,21 +331,24 @@ export class Tokenizer {
         out.push(start, i, hit);
       } else {
         const raw = text.slice(start, i);
-        let tok: string;
-        if (clean) tok = raw;
-        else {
-          tok = '';
-          for (let k = 0; k < raw.length; k++) {
-            const cc = raw.charCodeAt(k);
-            const cl = table[cc]!;
-            if (cl === 1) tok += raw[k];
-            else if (cl === 3) tok += String.fromCharCode(cc + 32);
-          }
-        }
+        const tok = clean ? raw : this.asciiWord(raw);
         if (tok.length > 0) out.push(start, i, terms.set.has(stem ? stem(tok) : tok));
       }
       start = -1;
     }
+  }
+
+  /** An ASCII word with dropped characters removed and upper case lowered (its token before stemming). */
+  private asciiWord(raw: string): string {
+    const table = this.ascii;
+    let tok = '';
+    for (let k = 0; k < raw.length; k++) {
+      const cc = raw.charCodeAt(k);
+      const cl = table[cc]!;
+      if (cl === 1) tok += raw[k];
+      else if (cl === 3) tok += String.fromCharCode(cc + 32);
+    }
+    return tok;
   }
 
   /** `spans` for pure ASCII text in one pass over char codes; undefined when the text is not ASCII. */
@@ -362,17 +365,7 @@ export class Tokenizer {
       if (cls === 2) {
         if (start >= 0) {
           const raw = text.slice(start, i);
-          let tok: string;
-          if (clean) tok = raw;
-          else {
-            tok = '';
-            for (let k = 0; k < raw.length; k++) {
-              const cc = raw.charCodeAt(k);
-              const cl = table[cc]!;
-              if (cl === 1) tok += raw[k];
-              else if (cl === 3) tok += String.fromCharCode(cc + 32);
-            }
-          }
+          const tok = clean ? raw : this.asciiWord(raw);
           if (tok.length > 0) out.push({ token: this.stem ? this.stem(tok) : tok, start, end: i });
           start = -1;
         }
