@@ -16,7 +16,7 @@
  * merge into one segment of the next.
  */
 import { MERGE_POLICY } from '../defaults.js';
-import { ByteReader, ByteWriter, StringTableBuilder, compareEntries, encodeBlob, type Section } from './codec.js';
+import { ByteWriter, StringTableBuilder, compareEntries, encodeBlob, type Section } from './codec.js';
 import { isDeleted, type SegmentInfo } from './manifest.js';
 import { TAG, SEGMENT_FORMAT, addValueSections, encodeSegment, type BuiltSegment, type FieldMeta, type SegmentMeta, type SegmentReader } from './segment.js';
 
@@ -178,10 +178,11 @@ function mergeText(
       for (const s of withTerm) {
         const ti = idx[s]!;
         const t = ptr[s]!;
-        const first = new ByteReader(ti.postings, ti.postOffsets[t]!);
-        w.varint(bases[s]! + first.varint() - last);
-        w.bytes(ti.postings, first.pos, ti.posOffsets[t]!);
         const count = ti.docOrdinals(t, ords);
+        let rest = ti.postOffsets[t]!;
+        while (ti.postings[rest++]! >= 0x80); // past the first ordinal's varint
+        w.varint(bases[s]! + ords.ords[0]! - last);
+        w.bytes(ti.postings, rest, ti.posOffsets[t]!);
         last = bases[s]! + ords.ords[count - 1]!;
         df += count;
       }

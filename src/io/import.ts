@@ -43,14 +43,7 @@ export interface ImportSummary {
 
 export type ResultSink = (line: string, ok: boolean) => void | Promise<void>;
 
-interface PendingLine {
-  text: string;
-  op: BatchOp;
-}
-
 const NO_DOC: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
-/** Stands in for a line whose batch is applied and which succeeded (its op is never applied again). */
-const DONE_LINE: PendingLine = { text: '', op: { kind: 'deleteSeq', seq: -1 } };
 
 export function formatResult(r: OpResult, text: string, opts: ImportOptions): string {
   if (r.ok) {
@@ -77,8 +70,10 @@ export async function importLines(
   const action = opts.action ?? 'create';
   const depth = Math.max(2, Math.min(IMPORT_PIPELINE_DEPTH, Math.ceil(IMPORT_PIPELINE_DOCS / batchSize)));
   const summary: ImportSummary = { total: 0, succeeded: 0, failed: 0 };
-  const inflight: Array<{ lines: PendingLine[]; done: Promise<OpResult[]>; results?: OpResult[] }> = [];
-  let batch: PendingLine[] = [];
+  /** Per batch in flight: its lines' texts (a failure echoes its line) and, once applied, the results. */
+  const inflight: Array<{ texts: string[]; done: Promise<OpResult[]>; results?: OpResult[] }> = [];
+  let texts: string[] = [];
+  let ops: BatchOp[] = [];
 
   /**
    * Emits the results of the oldest batches once they are durable: every batch whose
@@ -90,33 +85,34 @@ export async function importLines(
     let ready = 0;
     while (ready < inflight.length && inflight[ready]!.results) ready++;
     await store.env.flushed;
-    for (const { lines, results } of inflight.splice(0, ready)) {
-      for (let i = 0; i < lines.length; i++) {
+    for (const { texts, results } of inflight.splice(0, ready)) {
+      for (let i = 0; i < texts.length; i++) {
         const r = results![i]!;
         summary.total++;
         if (r.ok) summary.succeeded++;
         else summary.failed++;
         if (r.ok && opts.failedOnly) continue;
-        await sink(formatResult(r, lines[i]!.text, opts), r.ok);
+        await sink(formatResult(r, texts[i]!, opts), r.ok);
       }
       await opts.afterBatch?.(summary.total);
     }
   };
 
   const submit = async () => {
-    if (batch.length === 0) return;
-    const lines = batch;
-    batch = [];
-    let ops = lines.map((l) => l.op);
-    if (opts.enrich) ops = await opts.enrich(ops);
-    const entry: (typeof inflight)[number] = { lines, done: undefined as unknown as Promise<OpResult[]> };
-    entry.done = (store.env.childTransaction(() => applyBatch(store, collection, ops, opts.hooks)) as Promise<OpResult[]>).then((r) => {
+    if (ops.length === 0) return;
+    const batchTexts = texts;
+    let batchOps = ops;
+    texts = [];
+    ops = [];
+    if (opts.enrich) batchOps = await opts.enrich(batchOps);
+    const entry: (typeof inflight)[number] = { texts: batchTexts, done: undefined as unknown as Promise<OpResult[]> };
+    entry.done = (store.env.childTransaction(() => applyBatch(store, collection, batchOps, opts.hooks)) as Promise<OpResult[]>).then((r) => {
       // Results wait for the flush. A success needs neither its line (only failures echo
       // it) nor, without return_doc, its document: let them go while still young.
       for (let i = 0; i < r.length; i++) {
         const x = r[i]!;
         if (!x.ok) continue;
-        lines[i] = DONE_LINE;
+        batchTexts[i] = '';
         if (!opts.returnDoc) x.doc = NO_DOC;
       }
       entry.results = r;
@@ -129,15 +125,15 @@ export async function importLines(
   for await (const raw of splitLines(source)) {
     if (isBlank(raw.bytes)) continue;
     const text = decodeLine(raw.bytes);
-    let op: BatchOp;
     if (text === undefined) {
-      op = { kind: 'error', error: new FathomError('BAD_JSON', `line ${raw.no} is not valid UTF-8`) };
+      ops.push({ kind: 'error', error: new FathomError('BAD_JSON', `line ${raw.no} is not valid UTF-8`) });
+      texts.push(raw.bytes.toString('utf8'));
     } else {
       // parsed by applyBatch (or enrich), when its batch is applied: see BatchOp 'line'
-      op = { kind: 'line', text, action, dirty: opts.dirtyValues };
+      ops.push({ kind: 'line', text, action, dirty: opts.dirtyValues });
+      texts.push(text);
     }
-    batch.push({ text: text ?? raw.bytes.toString('utf8'), op });
-    if (batch.length >= batchSize) await submit();
+    if (ops.length >= batchSize) await submit();
   }
   await submit();
   while (inflight.length > 0) await drain();

@@ -64,7 +64,7 @@ export interface Store {
   /**
    * Reads a small msgpack record that every request needs (a collection record, a collection
    * state) and hands back the same decoded object for as long as its stored bytes are
-   * unchanged. The result is shared: callers must not modify it (copy first).
+   * unchanged. The result is shared and frozen: copy it to change it.
    */
   readShared<V>(db: Database<any, any>, key: string | number): V | undefined;
   close(): Promise<void>;
@@ -92,10 +92,19 @@ function sharedReader(): Store['readShared'] {
     const hit = cache.get(key);
     if (hit && hit.bytes.equals(raw)) return hit.value as V;
     const bytes = Buffer.from(raw);
-    const value = db.get(key) as V;
+    const value = deepFreeze(db.get(key)) as V;
     cache.set(key, { bytes, value });
     return value;
   };
+}
+
+/** Freezes a decoded record and everything in it: a caller that changes a shared record throws instead of corrupting every later read. */
+function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v as object)) deepFreeze(x);
+  }
+  return v;
 }
 
 const DATA_FILE = 'data.mdb';

@@ -119,8 +119,7 @@ export interface TermLookup {
   fits: Uint8Array;
 }
 
-export function termLookup(terms: Iterable<string>): TermLookup {
-  const set = new Set(terms);
+export function termLookup(set: Set<string>): TermLookup {
   const fits = new Uint8Array(64 * 128);
   for (const t of set) {
     const c = t.charCodeAt(0);
