@@ -26,7 +26,7 @@ const tmp = path.join(root, `dist.tmp-${process.pid}`);
 rmSync(tmp, { recursive: true, force: true });
 await build({
   absWorkingDir: root,
-  entryPoints: { main: 'bin/main.ts', 'merge-worker': 'src/index/merge-worker.ts', 'import-thread': 'src/server/import-thread.ts' },
+  entryPoints: { main: 'bin/main.ts', 'merge-worker': 'src/index/merge-worker.ts', 'prepare-worker': 'src/io/prepare-worker.ts', 'import-thread': 'src/server/import-thread.ts' },
   outdir: tmp,
   bundle: true,
   splitting: true,

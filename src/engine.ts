@@ -21,6 +21,7 @@ import { copyRecord } from './schema/schema.js';
 import { importLines, type ImportOptions, type ImportSummary, type ResultSink } from './io/import.js';
 import { exportDocuments, exportLines, type ExportOptions } from './io/export.js';
 import { Merger } from './index/merger.js';
+import { Preparer } from './io/prepare.js';
 import { vectorHooks } from './vector/hooks.js';
 import { forgetGraphs, saveGraphs, vectorIndex } from './vector/hnsw.js';
 import { alterCollection, rebuildIndex } from './collection/alter.js';
@@ -56,6 +57,8 @@ export class Engine {
   readonly store: Store;
   readonly merges: 'worker' | 'inline' | 'off';
   private readonly merger: Merger;
+  /** Prepares import batches ahead of their transactions (a worker thread, started on demand). */
+  private readonly preparer = new Preparer();
   private hooks: WriteHooks = vectorHooks;
   private closed = false;
 
@@ -82,6 +85,7 @@ export class Engine {
     this.closed = true;
     if (this.vectorTimer) clearTimeout(this.vectorTimer);
     await this.merger.close();
+    await this.preparer.close();
     try {
       saveGraphs(this.store);
     } catch {
@@ -108,6 +112,7 @@ export class Engine {
         prev.afterDelete?.(...a);
         h.afterDelete?.(...a);
       },
+      needsDocuments: (store, schema) => !!prev.needsDocuments?.(store, schema) || !!h.needsDocuments?.(store, schema),
     };
   }
 
@@ -237,6 +242,7 @@ export class Engine {
       {
         ...opts,
         hooks: this.hooks,
+        preparer: this.preparer,
         enrich: (ops) => enrichOps(this.store, collection, ops, this.embedEnv, opts.remoteEmbedding),
         afterBatch: async (done) => {
           await opts.afterBatch?.(done);

@@ -14,6 +14,9 @@ import { copyState, openSegment, readState, type CollectionState, type SegmentIn
 import { isPlainObject, parseJsonLine } from '../json.js';
 import { loadDocument, stripVectors } from '../document/stored.js';
 import { encodeTextTransient } from '../storage/doctext.js';
+import { Blob } from '../index/codec.js';
+import { TAG } from '../index/segment.js';
+import type { PreparedBatch } from '../io/prepare.js';
 
 export type WriteAction = 'create' | 'upsert' | 'update' | 'emplace';
 export const WRITE_ACTIONS: readonly WriteAction[] = ['create', 'upsert', 'update', 'emplace'];
@@ -67,6 +70,11 @@ export interface WriteHooks {
   afterWrite?(ctx: BatchContext, seq: number, stored: Record<string, unknown>): void;
   /** A document was removed. */
   afterDelete?(ctx: BatchContext, seq: number, doc: Record<string, unknown>): void;
+  /**
+   * Must these hooks see every document written to this collection? Then its batches
+   * cannot be prepared ahead (applyPrepared declines them).
+   */
+  needsDocuments?(store: Store, schema: Schema): boolean;
 }
 
 export interface BatchContext {
@@ -299,5 +307,60 @@ export function applyBatch(store: Store, name: string, ops: BatchOp[], hooks: Wr
   }
   store.colstate.put(collId, state);
   if (recordChanged) store.collections.put(record.name, record);
+  return results;
+}
+
+/** The document of a prepared success (the import asked for no documents back). */
+const NO_DOC: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+
+/**
+ * Applies a batch prepared ahead (io/prepare.ts). Must run inside a write transaction.
+ * Returns null, having written nothing, unless the batch still holds: the record is the
+ * version it was prepared with, no hook needs the documents, and every id (given, or
+ * generated as the document's seq) is new. The caller then applies the lines with
+ * applyBatch, so the outcome is the same either way. Results carry no documents.
+ */
+export function applyPrepared(store: Store, name: string, p: PreparedBatch, lines: readonly string[], hooks: WriteHooks = {}): OpResult[] | null {
+  if (p.fallback !== null) return null;
+  const record = getRecord(store, name);
+  if (record.id !== p.collId || record.version !== p.version) return null;
+  const schema = compile(store, record);
+  const collId = record.id;
+  const state = copyState(readState(store, collId));
+  if (hooks.needsDocuments?.(store, schema)) return null;
+  const n = p.ids.length;
+  const base = state.nextSeq;
+  const ids = new Array<string>(n);
+  const taken = new Set<string>();
+  for (let k = 0; k < n; k++) {
+    const id = p.ids[k] ?? String(base + k);
+    // applyBatch would fail a taken given id or pick another generated one: leave it that way
+    if (taken.has(id) || store.ids.get([collId, id]) !== undefined) return null;
+    taken.add(id);
+    ids[k] = id;
+  }
+  for (const id of p.failedIds) if (taken.has(id) || store.ids.get([collId, id]) !== undefined) return null;
+  const results = new Array<OpResult>(lines.length);
+  for (let i = 0; i < lines.length; i++) {
+    const k = p.docOf[i]!;
+    if (k < 0) {
+      const e = p.errors[i]!;
+      results[i] = { ok: false, error: new FathomError(e.code, e.message) };
+      continue;
+    }
+    const seq = base + k;
+    const generated = p.ids[k] === null ? ids[k] : undefined;
+    store.docsRaw.put([collId, seq], encodeTextTransient(p.texts[k] ?? lines[i]!, p.lossless[k] === 1, generated));
+    store.ids.put([collId, ids[k]!], seq);
+    results[i] = { ok: true, id: ids[k]!, doc: NO_DOC, seq, existed: false };
+  }
+  if (n > 0 && p.segment) {
+    const seqs = new Blob(p.segment).u32(TAG.SEQS);
+    for (let k = 0; k < n; k++) seqs[k] = base + k;
+    addSegment(store, collId, state, { n, seqs, minSeq: base, maxSeq: base + n - 1, blob: p.segment });
+  }
+  state.nextSeq += n;
+  state.count += n;
+  store.colstate.put(collId, state);
   return results;
 }

@@ -101,6 +101,8 @@ class TextAcc {
   constructor(
     readonly field: Field,
     readonly keepValues: boolean,
+    /** The field's tokenizer, looked up once per segment rather than once per value. */
+    readonly tok: Tokenizer,
   ) {}
 
   /** Hot: once per token occurrence. */
@@ -196,10 +198,10 @@ export class SegmentBuilder {
         if (f.kind === 'text') {
           let acc = texts.get(f.id);
           if (!acc) {
-            acc = new TextAcc(f, f.facet || f.sort);
+            acc = new TextAcc(f, f.facet || f.sort, tokenizerOf(f));
             texts.set(f.id, acc);
           }
-          this.addText(acc, ord, v, tokenizerOf(f), tokens);
+          this.addText(acc, ord, v, acc.tok, tokens);
         } else {
           let acc = nums.get(f.id);
           if (!acc) {

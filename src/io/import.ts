@@ -13,8 +13,9 @@ import { IMPORT_BATCH_SIZE, IMPORT_PIPELINE_DEPTH, IMPORT_PIPELINE_DOCS, MAX_IMP
 import { FathomError } from '../errors.js';
 import { stringifyJson } from '../json.js';
 import type { DirtyValues } from '../document/document.js';
-import { applyBatch, type BatchOp, type OpResult, type WriteAction, type WriteHooks } from '../collection/writer.js';
-import { getRecord } from '../collection/catalog.js';
+import { applyBatch, applyPrepared, type BatchOp, type OpResult, type WriteAction, type WriteHooks } from '../collection/writer.js';
+import { getRecord, getSchema } from '../collection/catalog.js';
+import type { Preparer } from './prepare.js';
 import type { Store } from '../storage/store.js';
 import { decodeLine, isBlank, splitLines } from './lines.js';
 
@@ -31,6 +32,8 @@ export interface ImportOptions {
   enrich?: (ops: BatchOp[]) => Promise<BatchOp[]>;
   /** remote_embedding_batch_size / _timeout_ms / _num_tries for this import. */
   remoteEmbedding?: { batchSize?: number; timeoutMs?: number; numTries?: number };
+  /** Prepares batches ahead of their transactions (see prepare.ts); without it, lines are parsed in the transaction. */
+  preparer?: Preparer;
   /** Called after each committed batch (progress, merges). */
   afterBatch?: (done: number) => Promise<void> | void;
 }
@@ -98,15 +101,27 @@ export async function importLines(
     }
   };
 
+  // Batches are prepared ahead (prepare.ts) unless the import wants documents back, updates
+  // stored documents, or writes a collection whose hooks need every document (vectors,
+  // embeddings, references); a batch holding a line that is not UTF-8 is not either.
+  const schema = getSchema(store, collection);
+  const ahead =
+    opts.preparer !== undefined &&
+    !opts.returnDoc &&
+    action !== 'update' &&
+    !opts.hooks?.needsDocuments?.(store, schema);
+  let prepared = 0;
+  /** Transactions are queued in batch order, each once its batch is prepared. */
+  let queued: Promise<unknown> = Promise.resolve();
+
   const submit = async () => {
     if (ops.length === 0) return;
     const batchTexts = texts;
     let batchOps = ops;
     texts = [];
     ops = [];
-    if (opts.enrich) batchOps = await opts.enrich(batchOps);
     const entry: (typeof inflight)[number] = { texts: batchTexts, done: undefined as unknown as Promise<OpResult[]> };
-    entry.done = (store.env.childTransaction(() => applyBatch(store, collection, batchOps, opts.hooks)) as Promise<OpResult[]>).then((r) => {
+    const settle = (r: OpResult[]) => {
       // Results wait for the flush. A success needs neither its line (only failures echo
       // it) nor, without return_doc, its document: let them go while still young.
       for (let i = 0; i < r.length; i++) {
@@ -117,7 +132,25 @@ export async function importLines(
       }
       entry.results = r;
       return r;
-    });
+    };
+    if (ahead && batchOps.every((op) => op.kind === 'line')) {
+      const record = getRecord(store, collection);
+      // the first batch is prepared here: an import of one batch starts no thread
+      // (a batch the worker failed on is applied line by line, which reports the failure)
+      const ready = opts.preparer!.prepare({ record, texts: batchTexts, action, dirty: opts.dirtyValues }, prepared++ === 0).catch(() => null);
+      const lineOps = batchOps;
+      batchOps = [];
+      const txn = (queued = Promise.all([ready, queued]).then(([p]) =>
+        store.env.childTransaction(() => (p && applyPrepared(store, collection, p, batchTexts, opts.hooks)) || applyBatch(store, collection, lineOps, opts.hooks)),
+      ));
+      entry.done = (txn as Promise<OpResult[]>).then(settle);
+    } else {
+      if (opts.enrich) batchOps = await opts.enrich(batchOps);
+      const txn = (queued = queued.then(() => store.env.childTransaction(() => applyBatch(store, collection, batchOps, opts.hooks))));
+      entry.done = (txn as Promise<OpResult[]>).then(settle);
+    }
+    // a failure is reported by drain, once; batches queued behind it are never drained
+    entry.done.catch(() => undefined);
     inflight.push(entry);
     if (inflight.length >= depth) await drain();
   };

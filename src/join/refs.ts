@@ -215,6 +215,9 @@ export function makeReferenceHooks(getHooks: () => WriteHooks): WriteHooks {
       if (!ctx.refTargets) ctx.refTargets = referencedCollections(ctx.store);
       if (ctx.refTargets.has(ctx.record.id)) resolvePending(ctx, stored, getHooks());
     },
+    needsDocuments(store, schema) {
+      return refFields(schema).length > 0 || referencedCollections(store).has(schema.id);
+    },
     afterDelete(ctx, seq, _doc) {
       const store = ctx.store;
       const collId = ctx.record.id;

@@ -25,6 +25,9 @@ export const vectorHooks: WriteHooks = {
       } else if (previous) putVector(ctx.store, ctx.record.id, f.id, seq, undefined);
     }
   },
+  needsDocuments(_store, schema) {
+    return schema.vectorFields.length > 0;
+  },
   afterDelete(ctx, seq) {
     for (const f of ctx.schema.vectorFields) putVector(ctx.store, ctx.record.id, f.id, seq, undefined);
   },

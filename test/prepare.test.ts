@@ -1,0 +1,151 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { build } from 'esbuild';
+import { ROOT, openEngine } from './helpers.js';
+import { importLines, type ImportOptions } from '../src/io/import.js';
+import { Preparer, prepareBatch } from '../src/io/prepare.js';
+import { applyPrepared } from '../src/collection/writer.js';
+import { getRecord } from '../src/collection/catalog.js';
+import type { Engine } from '../src/engine.js';
+import type { Store } from '../src/storage/store.js';
+import type { WriteAction } from '../src/collection/writer.js';
+import type { DirtyValues } from '../src/document/document.js';
+
+const SCHEMA = {
+  name: 'items',
+  fields: [
+    { name: 'title', type: 'string' },
+    { name: 'author', type: 'string', facet: true },
+    { name: 'year', type: 'int32' },
+    { name: 'tags', type: 'string[]', optional: true },
+    { name: 'size', type: 'int64', optional: true },
+  ],
+};
+
+/** Everything an import writes, as comparable text. */
+function dump(store: Store): Record<string, string[]> {
+  const rows = (db: { getRange(o: object): Iterable<{ key: unknown; value: unknown }> }, raw: boolean) =>
+    [...db.getRange({})].map(({ key, value }) => `${JSON.stringify(key)} ${raw ? Buffer.from(value as Uint8Array).toString('hex') : JSON.stringify(value)}`);
+  return {
+    docs: rows(store.docsRaw, true),
+    ids: rows(store.ids, false),
+    segments: rows(store.segments, true),
+    state: rows(store.colstate, false),
+  };
+}
+
+async function run(e: Engine, lines: string[], opts: ImportOptions): Promise<string[]> {
+  const out: string[] = [];
+  await importLines(e.store, 'items', [Buffer.from(lines.join('\n'))], opts, (l) => void out.push(l));
+  return out;
+}
+
+const word = fc.constantFrom('dune', 'herbert', 'arrakis', 'spice', 'Ünïcode', 'sand worm', 'x', '東京');
+const validDoc = fc.record(
+  {
+    // (no id a generated one could equal: that one gets a random suffix; see the next tests)
+    id: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'),
+    title: fc.array(word, { minLength: 1, maxLength: 4 }).map((w) => w.join(' ')),
+    author: word,
+    year: fc.oneof(fc.integer({ min: -5, max: 3000 }), fc.constantFrom('1999', 'soon', 2 ** 40)),
+    tags: fc.array(word, { maxLength: 3 }),
+    size: fc.oneof(fc.integer(), fc.constant('9007199254740993123')),
+  },
+  { requiredKeys: ['title', 'author', 'year'] },
+);
+const line = fc.oneof(
+  { weight: 8, arbitrary: validDoc.map((d) => (typeof d.size === 'string' ? JSON.stringify(d).replace(`"${d.size}"`, d.size) : JSON.stringify(d))) },
+  { weight: 1, arbitrary: fc.constantFrom('{"title": ', '[1, 2]', 'null', '{"title": "no author", "year": 1}', '{"id": null, "title": "t", "author": "a", "year": 1}', '{"id": "has space", "title": "t", "author": "a", "year": 1}') },
+);
+const imports = fc.array(
+  fc.record({
+    lines: fc.array(line, { minLength: 1, maxLength: 14 }),
+    batchSize: fc.integer({ min: 1, max: 6 }),
+    action: fc.constantFrom<WriteAction>('create', 'upsert', 'emplace'),
+    dirty: fc.constantFrom<DirtyValues | undefined>(undefined, 'coerce_or_reject', 'coerce_or_drop', 'drop', 'reject'),
+  }),
+  { minLength: 1, maxLength: 3 },
+);
+
+describe('import batches prepared ahead', () => {
+  it('write byte for byte what applying the lines one by one writes, and answer every line the same', async () => {
+    await fc.assert(
+      fc.asyncProperty(imports, async (steps) => {
+        const ahead = openEngine(undefined, { merges: 'off' });
+        const plain = openEngine(undefined, { merges: 'off' });
+        await ahead.createCollection(SCHEMA);
+        await plain.createCollection(SCHEMA);
+        const preparer = new Preparer({ worker: false });
+        try {
+          for (const s of steps) {
+            const opts: ImportOptions = { batchSize: s.batchSize, action: s.action, dirtyValues: s.dirty, returnId: true };
+            expect(await run(ahead, s.lines, { ...opts, preparer })).toEqual(await run(plain, s.lines, opts));
+          }
+          expect(dump(ahead.store)).toEqual(dump(plain.store));
+        } finally {
+          await ahead.close();
+          await plain.close();
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('are applied as prepared when every id is new (a bulk import), not line by line', async () => {
+    const e = openEngine(undefined, { merges: 'off' });
+    await e.createCollection(SCHEMA);
+    const lines = Array.from({ length: 9 }, (_, i) => JSON.stringify({ title: `t ${i}`, author: 'a', year: i, ...(i % 2 ? { id: `k${i}` } : {}) }));
+    const batch = prepareBatch({ record: getRecord(e.store, 'items'), texts: lines, action: 'create' });
+    expect(batch.fallback).toBeNull();
+    const results = await e.store.env.transaction(() => applyPrepared(e.store, 'items', batch, lines));
+    expect(results?.map((r) => r.ok && r.id)).toEqual(['0', 'k1', '2', 'k3', '4', 'k5', '6', 'k7', '8']);
+    expect((await e.search('items', { q: 't', query_by: 'title', per_page: 20 })).found).toBe(9);
+    await e.close();
+  });
+
+  it('are declined when an id exists, or the schema changed after they were prepared', async () => {
+    const e = openEngine(undefined, { merges: 'off' });
+    await e.createCollection(SCHEMA);
+    await e.writeDocument('items', { id: 'old', title: 't', author: 'a', year: 1 });
+    const lines = [JSON.stringify({ id: 'new', title: 't', author: 'a', year: 2 })];
+    const taken = prepareBatch({ record: getRecord(e.store, 'items'), texts: [JSON.stringify({ id: 'old', title: 'u', author: 'a', year: 2 })], action: 'upsert' });
+    expect(await e.store.env.transaction(() => applyPrepared(e.store, 'items', taken, lines))).toBeNull();
+    // the id generated for the next document (its seq, 2) is taken
+    await e.writeDocument('items', { id: '2', title: 't', author: 'a', year: 1 });
+    const noId = [JSON.stringify({ title: 't', author: 'a', year: 2 })];
+    const generated = prepareBatch({ record: getRecord(e.store, 'items'), texts: noId, action: 'create' });
+    expect(await e.store.env.transaction(() => applyPrepared(e.store, 'items', generated, noId))).toBeNull();
+    const stale = prepareBatch({ record: getRecord(e.store, 'items'), texts: lines, action: 'create' });
+    await e.updateCollection('items', { fields: [{ name: 'extra', type: 'string', optional: true }] });
+    expect(await e.store.env.transaction(() => applyPrepared(e.store, 'items', stale, lines))).toBeNull();
+    expect(e.liveCount('items')).toBe(2);
+    await e.close();
+  });
+
+  it('are prepared in the worker thread, whose segments arrive intact', async () => {
+    // the compiled worker, as `npm install` builds it (inside the project, so that it finds node_modules)
+    const dir = fs.mkdtempSync(path.join(ROOT, 'node_modules', '.fathom-test-'));
+    await build({ entryPoints: [path.join(ROOT, 'src/io/prepare-worker.ts')], bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile: path.join(dir, 'prepare-worker.mjs'), logLevel: 'silent' });
+    const lines = Array.from({ length: 50 }, (_, i) => (i % 9 === 4 ? '{"title": ' : JSON.stringify({ title: `word${i % 7} spice`, author: `a${i % 3}`, year: i, tags: ['x', `t${i}`] })));
+    const viaWorker = openEngine(undefined, { merges: 'off' });
+    const inline = openEngine(undefined, { merges: 'off' });
+    const preparer = new Preparer({ workerPath: path.join(dir, 'prepare-worker.mjs') });
+    try {
+      for (const e of [viaWorker, inline]) await e.createCollection(SCHEMA);
+      const a = await run(viaWorker, lines, { batchSize: 8, preparer });
+      const b = await run(inline, lines, { batchSize: 8, preparer: new Preparer({ worker: false }) });
+      expect(a).toEqual(b);
+      // the first batch is prepared inline (small imports start no thread), the rest in the worker
+      expect(preparer.counts).toEqual({ inline: 1, worker: 6 });
+      expect(dump(viaWorker.store)).toEqual(dump(inline.store));
+      expect((await viaWorker.search('items', { q: 'spice', query_by: 'title', facet_by: 'author' })).found).toBe(44);
+    } finally {
+      await preparer.close();
+      await viaWorker.close();
+      await inline.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
