@@ -30,13 +30,16 @@ export async function openEngine(dataDir: string, opts: EngineOptions = {}): Pro
   return Engine.open(dataDir, opts);
 }
 
-/** Runs `fn` with an open engine and always closes it. */
-export async function withEngine<T>(dataDir: string, fn: (e: Engine) => Promise<T> | T, opts: EngineOptions = {}): Promise<T> {
+/**
+ * Runs `fn` with an open engine and always closes it. `exiting`: the process exits right
+ * after (a one-shot read-only command), see Store.close.
+ */
+export async function withEngine<T>(dataDir: string, fn: (e: Engine) => Promise<T> | T, opts: EngineOptions = {}, exiting = false): Promise<T> {
   const engine = await openEngine(dataDir, opts);
   try {
     return await fn(engine);
   } finally {
-    await engine.close();
+    await engine.close({ exiting });
   }
 }
 

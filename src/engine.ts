@@ -80,7 +80,8 @@ export class Engine {
     return this.store.dir;
   }
 
-  async close(): Promise<void> {
+  /** Closes the engine; `exiting`: see Store.close. */
+  async close(opts: { exiting?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     if (this.vectorTimer) clearTimeout(this.vectorTimer);
@@ -93,7 +94,7 @@ export class Engine {
     }
     forgetGraphs(this.store);
     evictStore(this.store);
-    await this.store.close();
+    await this.store.close(opts);
   }
 
   /** Adds hooks that run inside every write transaction (vector and reference indexes). */

@@ -67,7 +67,12 @@ export interface Store {
    * unchanged. The result is shared and frozen: copy it to change it.
    */
   readShared<V>(db: Database<any, any>, key: string | number): V | undefined;
-  close(): Promise<void>;
+  /**
+   * Ends pinned reads and closes the environment. With `exiting` (a read-only process about
+   * to exit) the environment is left for the exit to release: closing it makes V8 run a
+   * full garbage collection for the unmapped memory, ~10 ms of a cold `fathom search`.
+   */
+  close(opts?: { exiting?: boolean }): Promise<void>;
 }
 
 /**
@@ -205,8 +210,9 @@ export function openStore(dir: string, opts: OpenOptions = {}): Store {
         if (b === undefined) return d.getBinary(key) ?? undefined; // written after the pin
         return b.isGlobal ? Uint8Array.prototype.slice.call(b, 0, b.length) : b;
       };
-      store.close = () => {
+      store.close = (o) => {
         pinned.done();
+        if (o?.exiting && readOnly) return Promise.resolve();
         return env.close();
       };
     }
