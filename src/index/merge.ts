@@ -150,11 +150,16 @@ function mergeText(
   const docFreq: number[] = [];
   const entries: number[] = []; // newOrd, tf, from, to, source (flat)
   const withTerm: number[] = [];
+  // Sources are visited in the order of their ordinal blocks (contiguous path), so the
+  // sources holding a term are found already in the order their postings are copied.
+  const visit = Int32Array.from({ length: k }, (_, i) => i);
+  if (bases !== null) visit.sort((a, b) => bases[a]! - bases[b]!);
   for (;;) {
     // sources whose current term is the smallest
     withTerm.length = 0;
     let min = -1;
-    for (let s = 0; s < k; s++) {
+    for (let j = 0; j < k; j++) {
+      const s = visit[j]!;
       if (ptr[s]! >= sizes[s]!) continue;
       if (min < 0) {
         min = s;
@@ -170,7 +175,6 @@ function mergeText(
     }
     if (min < 0) break;
     if (bases !== null) {
-      if (withTerm.length > 1) withTerm.sort((a, b) => bases[a]! - bases[b]!);
       out.appendFrom(idx[min]!.terms, ptr[min]!);
       postOffsets.push(w.len);
       let df = 0;
