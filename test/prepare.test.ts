@@ -124,6 +124,30 @@ describe('import batches prepared ahead', () => {
     await e.close();
   });
 
+  it('append documents to the newest collection and insert them into an older one', async () => {
+    const e = openEngine(undefined, { merges: 'off' });
+    const preparer = new Preparer({ worker: false });
+    try {
+      await e.createCollection(SCHEMA);
+      await e.createCollection({ ...SCHEMA, name: 'newer' });
+      const doc = (i: number) => JSON.stringify({ title: `t ${i}`, author: 'a', year: i });
+      const into = async (name: string, from: number) => {
+        const out: string[] = [];
+        const lines = Array.from({ length: 5 }, (_, i) => doc(from + i));
+        await importLines(e.store, name, [Buffer.from(lines.join('\n'))], { batchSize: 2, preparer }, (l) => void out.push(l));
+        expect(out).toEqual(lines.map(() => '{"success":true}'));
+      };
+      await into('items', 0); // the newest collection with documents: appended
+      await into('newer', 100); // now the newest: appended after the older one's
+      await into('items', 200); // sorts before `newer`'s documents: inserted
+      const years = (name: string) => [...e.exportLines(name, {})].map((l) => JSON.parse(l).year as number);
+      expect(years('items')).toEqual([0, 1, 2, 3, 4, 200, 201, 202, 203, 204]);
+      expect(years('newer')).toEqual([100, 101, 102, 103, 104]);
+    } finally {
+      await e.close();
+    }
+  });
+
   it('are prepared in the worker thread, whose segments arrive intact', async () => {
     // the compiled worker, as `npm install` builds it (inside the project, so that it finds node_modules)
     const dir = fs.mkdtempSync(path.join(ROOT, 'node_modules', '.fathom-test-'));
