@@ -6,6 +6,7 @@ import { build } from 'esbuild';
 import { ROOT, openEngine } from './helpers.js';
 import { importLines, type ImportOptions } from '../src/io/import.js';
 import { Preparer, prepareBatch } from '../src/io/prepare.js';
+import { packLines } from '../src/io/lines.js';
 import { applyPrepared } from '../src/collection/writer.js';
 import { getRecord } from '../src/collection/catalog.js';
 import type { Engine } from '../src/engine.js';
@@ -24,6 +25,8 @@ const SCHEMA = {
   ],
 };
 
+const pack = (lines: string[]) => packLines(lines.map((l, i) => ({ no: i + 1, bytes: Buffer.from(l) })));
+
 /** Everything an import writes, as comparable text. */
 function dump(store: Store): Record<string, string[]> {
   const rows = (db: { getRange(o: object): Iterable<{ key: unknown; value: unknown }> }, raw: boolean) =>
@@ -36,9 +39,10 @@ function dump(store: Store): Record<string, string[]> {
   };
 }
 
-async function run(e: Engine, lines: string[], opts: ImportOptions): Promise<string[]> {
+async function run(e: Engine, lines: Array<string | Buffer>, opts: ImportOptions): Promise<string[]> {
   const out: string[] = [];
-  await importLines(e.store, 'items', [Buffer.from(lines.join('\n'))], opts, (l) => void out.push(l));
+  const bytes = Buffer.concat(lines.flatMap((l, i) => [...(i > 0 ? [Buffer.from('\n')] : []), Buffer.isBuffer(l) ? l : Buffer.from(l)]));
+  await importLines(e.store, 'items', [bytes], opts, (l) => void out.push(l));
   return out;
 }
 
@@ -56,12 +60,18 @@ const validDoc = fc.record(
   { requiredKeys: ['title', 'author', 'year'] },
 );
 const line = fc.oneof(
-  { weight: 8, arbitrary: validDoc.map((d) => (typeof d.size === 'string' ? JSON.stringify(d).replace(`"${d.size}"`, d.size) : JSON.stringify(d))) },
+  {
+    weight: 8,
+    arbitrary: fc
+      .tuple(validDoc, fc.constantFrom('', ' ', ' \t ', '\r', ' \r'))
+      .map(([d, end]) => (typeof d.size === 'string' ? JSON.stringify(d).replace(`"${d.size}"`, d.size) : JSON.stringify(d, null, end === ' ' ? 1 : undefined)) + end),
+  },
+  { weight: 1, arbitrary: fc.constant(Buffer.from([0x7b, 0x22, 0x74, 0xff, 0xfe, 0x22, 0x7d])) },
   { weight: 1, arbitrary: fc.constantFrom('{"title": ', '[1, 2]', 'null', '{"title": "no author", "year": 1}', '{"id": null, "title": "t", "author": "a", "year": 1}', '{"id": "has space", "title": "t", "author": "a", "year": 1}') },
 );
 const imports = fc.array(
   fc.record({
-    lines: fc.array(line, { minLength: 1, maxLength: 14 }),
+    lines: fc.array<string | Buffer>(line, { minLength: 1, maxLength: 14 }),
     batchSize: fc.integer({ min: 1, max: 6 }),
     action: fc.constantFrom<WriteAction>('create', 'upsert', 'emplace'),
     dirty: fc.constantFrom<DirtyValues | undefined>(undefined, 'coerce_or_reject', 'coerce_or_drop', 'drop', 'reject'),
@@ -97,9 +107,9 @@ describe('import batches prepared ahead', () => {
     const e = openEngine(undefined, { merges: 'off' });
     await e.createCollection(SCHEMA);
     const lines = Array.from({ length: 9 }, (_, i) => JSON.stringify({ title: `t ${i}`, author: 'a', year: i, ...(i % 2 ? { id: `k${i}` } : {}) }));
-    const batch = prepareBatch({ record: getRecord(e.store, 'items'), texts: lines, action: 'create' });
+    const batch = prepareBatch({ record: getRecord(e.store, 'items'), lines: pack(lines), action: 'create' });
     expect(batch.fallback).toBeNull();
-    const results = await e.store.env.transaction(() => applyPrepared(e.store, 'items', batch, lines));
+    const results = await e.store.env.transaction(() => applyPrepared(e.store, 'items', batch, pack(lines)));
     expect(results?.map((r) => r.ok && r.id)).toEqual(['0', 'k1', '2', 'k3', '4', 'k5', '6', 'k7', '8']);
     expect((await e.search('items', { q: 't', query_by: 'title', per_page: 20 })).found).toBe(9);
     await e.close();
@@ -110,16 +120,17 @@ describe('import batches prepared ahead', () => {
     await e.createCollection(SCHEMA);
     await e.writeDocument('items', { id: 'old', title: 't', author: 'a', year: 1 });
     const lines = [JSON.stringify({ id: 'new', title: 't', author: 'a', year: 2 })];
-    const taken = prepareBatch({ record: getRecord(e.store, 'items'), texts: [JSON.stringify({ id: 'old', title: 'u', author: 'a', year: 2 })], action: 'upsert' });
-    expect(await e.store.env.transaction(() => applyPrepared(e.store, 'items', taken, lines))).toBeNull();
+    const upsert = pack([JSON.stringify({ id: 'old', title: 'u', author: 'a', year: 2 })]);
+    const taken = prepareBatch({ record: getRecord(e.store, 'items'), lines: upsert, action: 'upsert' });
+    expect(await e.store.env.transaction(() => applyPrepared(e.store, 'items', taken, upsert))).toBeNull();
     // the id generated for the next document (its seq, 2) is taken
     await e.writeDocument('items', { id: '2', title: 't', author: 'a', year: 1 });
     const noId = [JSON.stringify({ title: 't', author: 'a', year: 2 })];
-    const generated = prepareBatch({ record: getRecord(e.store, 'items'), texts: noId, action: 'create' });
-    expect(await e.store.env.transaction(() => applyPrepared(e.store, 'items', generated, noId))).toBeNull();
-    const stale = prepareBatch({ record: getRecord(e.store, 'items'), texts: lines, action: 'create' });
+    const generated = prepareBatch({ record: getRecord(e.store, 'items'), lines: pack(noId), action: 'create' });
+    expect(await e.store.env.transaction(() => applyPrepared(e.store, 'items', generated, pack(noId)))).toBeNull();
+    const stale = prepareBatch({ record: getRecord(e.store, 'items'), lines: pack(lines), action: 'create' });
     await e.updateCollection('items', { fields: [{ name: 'extra', type: 'string', optional: true }] });
-    expect(await e.store.env.transaction(() => applyPrepared(e.store, 'items', stale, lines))).toBeNull();
+    expect(await e.store.env.transaction(() => applyPrepared(e.store, 'items', stale, pack(lines)))).toBeNull();
     expect(e.liveCount('items')).toBe(2);
     await e.close();
   });

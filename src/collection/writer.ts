@@ -13,7 +13,8 @@ import { SegmentBuilder, type BuiltSegment } from '../index/segment.js';
 import { copyState, openSegment, readState, type CollectionState, type SegmentInfo } from '../index/manifest.js';
 import { isPlainObject, parseJsonLine } from '../json.js';
 import { loadDocument, stripVectors } from '../document/stored.js';
-import { encodeTextTransient } from '../storage/doctext.js';
+import { encodeBytesTransient, encodeTextTransient } from '../storage/doctext.js';
+import { lineBytes, type PackedLines } from '../io/lines.js';
 import { Blob } from '../index/codec.js';
 import { TAG } from '../index/segment.js';
 import type { PreparedBatch } from '../io/prepare.js';
@@ -323,7 +324,7 @@ const NO_DOC: Record<string, unknown> = Object.freeze({}) as Record<string, unkn
  * generated as the document's seq) is new. The caller then applies the lines with
  * applyBatch, so the outcome is the same either way. Results carry no documents.
  */
-export function applyPrepared(store: Store, name: string, p: PreparedBatch, lines: readonly string[], hooks: WriteHooks = {}): OpResult[] | null {
+export function applyPrepared(store: Store, name: string, p: PreparedBatch, lines: PackedLines, hooks: WriteHooks = {}): OpResult[] | null {
   if (p.fallback !== null) return null;
   const record = getRecord(store, name);
   if (record.id !== p.collId || record.version !== p.version) return null;
@@ -349,8 +350,8 @@ export function applyPrepared(store: Store, name: string, p: PreparedBatch, line
   // half-full ones after each split.
   const last = [...store.docsRaw.getKeys({ reverse: true, limit: 1 })][0] as number[] | undefined;
   let put = last === undefined || last[0]! < collId || (last[0] === collId && last[1]! < base) ? APPEND : 0;
-  const results = new Array<OpResult>(lines.length);
-  for (let i = 0; i < lines.length; i++) {
+  const results = new Array<OpResult>(p.docOf.length);
+  for (let i = 0; i < p.docOf.length; i++) {
     const k = p.docOf[i]!;
     if (k < 0) {
       const e = p.errors[i]!;
@@ -359,7 +360,8 @@ export function applyPrepared(store: Store, name: string, p: PreparedBatch, line
     }
     const seq = base + k;
     const generated = p.ids[k] === null ? ids[k] : undefined;
-    const bytes = encodeTextTransient(p.texts[k] ?? lines[i]!, p.lossless[k] === 1, generated);
+    const text = p.texts[k];
+    const bytes = text === null ? encodeBytesTransient(lineBytes(lines, i), p.lossless[k] === 1, generated) : encodeTextTransient(text, p.lossless[k] === 1, generated);
     // An append that does not sort last is refused (lmdb-js reports it as a false result,
     // not an error): then insert, and stop appending. Never taken while the check above holds.
     if (put === APPEND && (store.docsRaw.put([collId, seq], bytes, put) as unknown as { result?: boolean }).result === false) put = 0;

@@ -17,7 +17,7 @@ import { applyBatch, applyPrepared, type BatchOp, type OpResult, type WriteActio
 import { getRecord, getSchema } from '../collection/catalog.js';
 import type { Preparer } from './prepare.js';
 import type { Store } from '../storage/store.js';
-import { decodeLine, isBlank, splitLines } from './lines.js';
+import { decodeLine, isBlank, lineBytes, packLines, splitLines, type PackedLines, type RawLine } from './lines.js';
 
 export interface ImportOptions {
   action?: WriteAction;
@@ -73,10 +73,14 @@ export async function importLines(
   const action = opts.action ?? 'create';
   const depth = Math.max(2, Math.min(IMPORT_PIPELINE_DEPTH, Math.ceil(IMPORT_PIPELINE_DOCS / batchSize)));
   const summary: ImportSummary = { total: 0, succeeded: 0, failed: 0 };
-  /** Per batch in flight: its lines' texts (a failure echoes its line) and, once applied, the results. */
+  /**
+   * Per batch in flight: its lines (a failure echoes its line) and, once applied, the
+   * results. A prepared batch keeps its lines as bytes and decodes only failed ones.
+   */
   const inflight: Array<{ texts: string[]; done: Promise<OpResult[]>; results?: OpResult[] }> = [];
   let texts: string[] = [];
   let ops: BatchOp[] = [];
+  let raws: RawLine[] = [];
 
   /**
    * Emits the results of the oldest batches once they are durable: every batch whose
@@ -89,13 +93,13 @@ export async function importLines(
     while (ready < inflight.length && inflight[ready]!.results) ready++;
     await store.env.flushed;
     for (const { texts, results } of inflight.splice(0, ready)) {
-      for (let i = 0; i < texts.length; i++) {
+      for (let i = 0; i < results!.length; i++) {
         const r = results![i]!;
         summary.total++;
         if (r.ok) summary.succeeded++;
         else summary.failed++;
         if (r.ok && opts.failedOnly) continue;
-        await sink(formatResult(r, texts[i]!, opts), r.ok);
+        await sink(formatResult(r, texts[i] ?? '', opts), r.ok);
       }
       await opts.afterBatch?.(summary.total);
     }
@@ -103,7 +107,7 @@ export async function importLines(
 
   // Batches are prepared ahead (prepare.ts) unless the import wants documents back, updates
   // stored documents, or writes a collection whose hooks need every document (vectors,
-  // embeddings, references); a batch holding a line that is not UTF-8 is not either.
+  // embeddings, references).
   const schema = getSchema(store, collection);
   const ahead =
     opts.preparer !== undefined &&
@@ -114,52 +118,69 @@ export async function importLines(
   /** Transactions are queued in batch order, each once its batch is prepared. */
   let queued: Promise<unknown> = Promise.resolve();
 
+  const enqueue = (entry: (typeof inflight)[number], txn: Promise<unknown>) => {
+    entry.done = (txn as Promise<OpResult[]>).then((r) => {
+      // Results wait for the flush. A success needs neither its line (only failures echo
+      // it) nor, without return_doc, its document: let them go while still young.
+      for (let i = 0; i < r.length; i++) {
+        const x = r[i]!;
+        if (!x.ok) continue;
+        if (entry.texts.length > i) entry.texts[i] = '';
+        if (!opts.returnDoc) x.doc = NO_DOC;
+      }
+      entry.results = r;
+      return r;
+    });
+    // a failure is reported by drain, once; batches queued behind it are never drained
+    entry.done.catch(() => undefined);
+    inflight.push(entry);
+  };
+
+  /** A batch of raw lines, prepared ahead (in the worker from the second batch on). */
+  const submitRaw = async () => {
+    if (raws.length === 0) return;
+    const lines = packLines(raws);
+    raws = [];
+    const entry: (typeof inflight)[number] = { texts: [], done: undefined as unknown as Promise<OpResult[]> };
+    const record = getRecord(store, collection);
+    // The first batch is prepared here: an import of one batch starts no thread. A batch
+    // the worker failed on, or that applyPrepared declines, is applied line by line.
+    const ready = opts.preparer!.prepare({ record, lines, action, dirty: opts.dirtyValues }, prepared++ === 0).catch(() => null);
+    const txn = (queued = Promise.all([ready, queued]).then(([p]) =>
+      store.env.childTransaction(() => {
+        const r = (p && applyPrepared(store, collection, p, lines, opts.hooks)) || applyBatch(store, collection, lineOps(lines, action, opts.dirtyValues), opts.hooks);
+        // failures echo their line
+        for (let i = 0; i < r.length; i++) if (!r[i]!.ok) entry.texts[i] = lineText(lines, i);
+        return r;
+      }),
+    ));
+    enqueue(entry, txn);
+    if (inflight.length >= depth) await drain();
+  };
+
   const submit = async () => {
     if (ops.length === 0) return;
     const batchTexts = texts;
     let batchOps = ops;
     texts = [];
     ops = [];
+    if (opts.enrich) batchOps = await opts.enrich(batchOps);
     const entry: (typeof inflight)[number] = { texts: batchTexts, done: undefined as unknown as Promise<OpResult[]> };
-    const settle = (r: OpResult[]) => {
-      // Results wait for the flush. A success needs neither its line (only failures echo
-      // it) nor, without return_doc, its document: let them go while still young.
-      for (let i = 0; i < r.length; i++) {
-        const x = r[i]!;
-        if (!x.ok) continue;
-        batchTexts[i] = '';
-        if (!opts.returnDoc) x.doc = NO_DOC;
-      }
-      entry.results = r;
-      return r;
-    };
-    if (ahead && batchOps.every((op) => op.kind === 'line')) {
-      const record = getRecord(store, collection);
-      // the first batch is prepared here: an import of one batch starts no thread
-      // (a batch the worker failed on is applied line by line, which reports the failure)
-      const ready = opts.preparer!.prepare({ record, texts: batchTexts, action, dirty: opts.dirtyValues }, prepared++ === 0).catch(() => null);
-      const lineOps = batchOps;
-      batchOps = [];
-      const txn = (queued = Promise.all([ready, queued]).then(([p]) =>
-        store.env.childTransaction(() => (p && applyPrepared(store, collection, p, batchTexts, opts.hooks)) || applyBatch(store, collection, lineOps, opts.hooks)),
-      ));
-      entry.done = (txn as Promise<OpResult[]>).then(settle);
-    } else {
-      if (opts.enrich) batchOps = await opts.enrich(batchOps);
-      const txn = (queued = queued.then(() => store.env.childTransaction(() => applyBatch(store, collection, batchOps, opts.hooks))));
-      entry.done = (txn as Promise<OpResult[]>).then(settle);
-    }
-    // a failure is reported by drain, once; batches queued behind it are never drained
-    entry.done.catch(() => undefined);
-    inflight.push(entry);
+    enqueue(entry, (queued = queued.then(() => store.env.childTransaction(() => applyBatch(store, collection, batchOps, opts.hooks)))));
     if (inflight.length >= depth) await drain();
   };
 
   for await (const raw of splitLines(source)) {
     if (isBlank(raw.bytes)) continue;
+    if (ahead) {
+      // decoded where it is parsed (prepare.ts)
+      raws.push(raw);
+      if (raws.length >= batchSize) await submitRaw();
+      continue;
+    }
     const text = decodeLine(raw.bytes);
     if (text === undefined) {
-      ops.push({ kind: 'error', error: new FathomError('BAD_JSON', `line ${raw.no} is not valid UTF-8`) });
+      ops.push({ kind: 'error', error: notUtf8(raw.no) });
       texts.push(raw.bytes.toString('utf8'));
     } else {
       // parsed by applyBatch (or enrich), when its batch is applied: see BatchOp 'line'
@@ -168,7 +189,27 @@ export async function importLines(
     }
     if (ops.length >= batchSize) await submit();
   }
+  await submitRaw();
   await submit();
   while (inflight.length > 0) await drain();
   return summary;
+}
+
+function notUtf8(no: number): FathomError {
+  return new FathomError('BAD_JSON', `line ${no} is not valid UTF-8`);
+}
+
+/** Line i of a packed batch, as given (invalid UTF-8 replaced: it is only echoed). */
+function lineText(lines: PackedLines, i: number): string {
+  return Buffer.from(lines.bytes.buffer, lines.bytes.byteOffset + lines.offsets[i]!, lines.offsets[i + 1]! - lines.offsets[i]!).toString('utf8');
+}
+
+/** The ops of a packed batch, for applyBatch. */
+function lineOps(lines: PackedLines, action: WriteAction, dirty: DirtyValues | undefined): BatchOp[] {
+  const ops: BatchOp[] = [];
+  for (let i = 0; i < lines.nos.length; i++) {
+    const text = decodeLine(lineBytes(lines, i));
+    ops.push(text === undefined ? { kind: 'error', error: notUtf8(lines.nos[i]!) } : { kind: 'line', text, action, dirty });
+  }
+  return ops;
 }

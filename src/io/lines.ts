@@ -72,3 +72,38 @@ export function isBlank(bytes: Buffer): boolean {
   }
   return true;
 }
+
+/**
+ * A batch of lines in one buffer of its own: line i is bytes[offsets[i], offsets[i + 1]),
+ * input line number nos[i]. Its buffers can be transferred to a worker and back.
+ */
+export interface PackedLines {
+  bytes: Uint8Array;
+  offsets: Uint32Array;
+  nos: Uint32Array;
+}
+
+/** Line i of a packed batch (a view, no copy). */
+export function lineBytes(lines: PackedLines, i: number): Buffer {
+  const a = lines.offsets[i]!;
+  return Buffer.from(lines.bytes.buffer, lines.bytes.byteOffset + a, lines.offsets[i + 1]! - a);
+}
+
+/** Copies a batch's lines into one buffer of its own (so that it can be transferred). */
+export function packLines(raws: RawLine[]): PackedLines {
+  let total = 0;
+  for (const r of raws) total += r.bytes.length;
+  const bytes = new Uint8Array(total);
+  const offsets = new Uint32Array(raws.length + 1);
+  const nos = new Uint32Array(raws.length);
+  let at = 0;
+  for (let i = 0; i < raws.length; i++) {
+    const b = raws[i]!.bytes;
+    bytes.set(b, at);
+    offsets[i] = at;
+    nos[i] = raws[i]!.no;
+    at += b.length;
+  }
+  offsets[raws.length] = at;
+  return { bytes, offsets, nos };
+}

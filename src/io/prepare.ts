@@ -31,10 +31,12 @@ import { SegmentBuilder } from '../index/segment.js';
 import { fieldTokenizer } from '../collection/catalog.js';
 import { hasLongInteger, isPlainObject, parseJsonLine, stringifyJson } from '../json.js';
 import type { WriteAction } from '../collection/writer.js';
+import { decodeLine, lineBytes, type PackedLines } from './lines.js';
 
 export interface PrepareRequest {
   record: CollectionRecord;
-  texts: string[];
+  /** The batch's lines, as bytes (copied to the worker: a memcpy, where strings are serialized one by one). */
+  lines: PackedLines;
   /** `create`, `upsert` or `emplace` (an `update` needs the stored documents). */
   action: WriteAction;
   dirty?: DirtyValues;
@@ -60,7 +62,7 @@ export interface PreparedBatch {
   ids: Array<string | null>;
   /**
    * Per document: the JSON text to store (for a generated id, without it: it is appended),
-   * or null to store the line as it arrived.
+   * or null to store the line's bytes as they arrived.
    */
   texts: Array<string | null>;
   /** Per document: the stored text holds an integer of 16+ digits (read back losslessly). */
@@ -76,9 +78,10 @@ const PENDING_ID = '';
  * Mirrors applyBatch's order of checks, so that a line fails with the same message.
  */
 export function prepareBatch(req: PrepareRequest, schema: Schema = new Schema(req.record)): PreparedBatch {
-  const { texts } = req;
-  const docOf = new Int32Array(texts.length).fill(-1);
-  const errors: PreparedBatch['errors'] = new Array(texts.length);
+  const { lines } = req;
+  const count = lines.nos.length;
+  const docOf = new Int32Array(count).fill(-1);
+  const errors: PreparedBatch['errors'] = new Array(count);
   const ids: Array<string | null> = [];
   const stored: Array<string | null> = [];
   const lossless: number[] = [];
@@ -87,10 +90,12 @@ export function prepareBatch(req: PrepareRequest, schema: Schema = new Schema(re
   const builder = new SegmentBuilder();
   const mode = req.dirty ?? schema.defaultDirtyValues;
   let fallback: string | null = req.action === 'update' ? 'update' : null;
-  for (let i = 0; i < texts.length && fallback === null; i++) {
+  for (let i = 0; i < count && fallback === null; i++) {
     let id: string | null = null;
     try {
-      const { value: input, lossless: wide } = parseJsonLine(texts[i]!);
+      const text = decodeLine(lineBytes(lines, i));
+      if (text === undefined) throw new FathomError('BAD_JSON', `line ${lines.nos[i]} is not valid UTF-8`);
+      const { value: input, lossless: wide } = parseJsonLine(text);
       if (!isPlainObject(input)) {
         throw new FathomError('BAD_DOCUMENT', `a document must be a JSON object, got ${Array.isArray(input) ? 'an array' : input === null ? 'null' : typeof input}`);
       }

@@ -38,6 +38,36 @@ export function encodeTextTransient(text: string, lossless: boolean, id?: string
   return scratch.subarray(0, n);
 }
 
+/**
+ * encodeTextTransient for a line still in its bytes (valid UTF-8, as read): the same
+ * result without decoding the line and encoding it again. Hot: once per imported line.
+ */
+export function encodeBytesTransient(line: Uint8Array, lossless: boolean, id?: string): Buffer {
+  let end = line.length;
+  let tail = '';
+  if (id !== undefined) {
+    // like text.trimEnd().slice(0, -1).trimEnd(): a valid line ends in `}` and JSON whitespace
+    while (end > 0 && isJsonSpace(line[end - 1]!)) end--;
+    end--;
+    while (end > 0 && isJsonSpace(line[end - 1]!)) end--;
+    tail = (line[end - 1] === 0x7b ? '' : ',') + '"id":' + JSON.stringify(id) + '}';
+  }
+  const max = end + 1 + tail.length * 3;
+  if (scratch.length < max) scratch = Buffer.allocUnsafe(Math.max(max, scratch.length * 2));
+  let n = 0;
+  if (lossless) scratch[n++] = LOSSLESS;
+  scratch.set(end === line.length ? line : line.subarray(0, end), n);
+  n += end;
+  // ids are ASCII (validateId; generated ones are digits), so the tail is written as latin1:
+  // a UTF-8 write of a short string costs about a microsecond
+  if (tail) n += scratch.latin1Write(tail, n);
+  return scratch.subarray(0, n);
+}
+
+function isJsonSpace(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+}
+
 /** lmdb-js encoder for the docs database. Hot: once per stored or read document. */
 export const docEncoder = {
   encode(doc: Record<string, unknown>): Buffer {
