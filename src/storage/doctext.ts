@@ -60,7 +60,7 @@ export function encodeBytesTransient(line: Uint8Array, lossless: boolean, id?: s
   n += end;
   // ids are ASCII (validateId; generated ones are digits), so the tail is written as latin1:
   // a UTF-8 write of a short string costs about a microsecond
-  if (tail) n += scratch.latin1Write(tail, n);
+  if (tail) n += scratch.write(tail, n, 'latin1');
   return scratch.subarray(0, n);
 }
 
