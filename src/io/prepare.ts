@@ -21,9 +21,7 @@
  * from the TypeScript sources) batches are prepared on the calling thread, through the
  * same code.
  */
-import fs from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { WorkerClient } from '../worker-client.js';
 import { FathomError, isFathomError, type ErrorCode } from '../errors.js';
 import { prepareDocument, validateId, type DirtyValues } from '../document/document.js';
 import { Schema, type CollectionRecord } from '../schema/schema.js';
@@ -152,14 +150,9 @@ export class SchemaCache {
   }
 }
 
-type Reply = { id: number; batch?: PreparedBatch; error?: string };
-
 /** Prepares batches in a worker thread (started on demand), or inline without one. */
 export class Preparer {
-  private worker?: Worker;
-  private workerFailed = false;
-  private nextId = 1;
-  private waiting = new Map<number, { resolve: (b: PreparedBatch) => void; reject: (e: Error) => void }>();
+  private readonly worker?: WorkerClient<{ batch: PreparedBatch }>;
   private readonly schemas = new SchemaCache();
   /** Batches prepared so far, by where. */
   readonly counts = { worker: 0, inline: 0 };
@@ -168,45 +161,8 @@ export class Preparer {
    * @param opts.worker use a worker thread (default true)
    * @param opts.workerPath the compiled worker script (default: prepare-worker.js beside this module, when it exists)
    */
-  constructor(private readonly opts: { worker?: boolean; workerPath?: string } = {}) {}
-
-  private workerPath(): string | undefined {
-    if (this.opts.workerPath) return this.opts.workerPath;
-    const url = new URL('./prepare-worker.js', import.meta.url);
-    if (url.protocol !== 'file:') return undefined;
-    const p = fileURLToPath(url);
-    return fs.existsSync(p) ? p : undefined;
-  }
-
-  private getWorker(): Worker | undefined {
-    if (this.opts.worker === false || this.workerFailed) return undefined;
-    if (this.worker) return this.worker;
-    const path = this.workerPath();
-    if (!path) {
-      this.workerFailed = true;
-      return undefined;
-    }
-    const w = new Worker(path);
-    w.unref();
-    w.on('message', (m: Reply) => {
-      const p = this.waiting.get(m.id);
-      if (!p) return;
-      this.waiting.delete(m.id);
-      if (this.waiting.size === 0) w.unref();
-      if (m.batch) {
-        this.counts.worker++;
-        p.resolve(m.batch);
-      }
-      else p.reject(new Error(m.error ?? 'the prepare worker failed'));
-    });
-    w.on('error', (e) => {
-      for (const p of this.waiting.values()) p.reject(e);
-      this.waiting.clear();
-      this.worker = undefined;
-      this.workerFailed = true;
-    });
-    this.worker = w;
-    return w;
+  constructor(opts: { worker?: boolean; workerPath?: string } = {}) {
+    if (opts.worker !== false) this.worker = new WorkerClient(opts.workerPath ?? new URL('./prepare-worker.js', import.meta.url));
   }
 
   /**
@@ -215,28 +171,22 @@ export class Preparer {
    * the worker come back in the order they were sent.
    */
   prepare(req: PrepareRequest, inline: boolean): Promise<PreparedBatch> {
-    const w = inline ? undefined : this.getWorker();
-    if (!w) {
-      try {
-        const batch = prepareBatch(req, this.schemas.get(req.record));
-        this.counts.inline++;
-        return Promise.resolve(batch);
-      } catch (e) {
-        return Promise.reject(e);
-      }
+    if (!inline && this.worker?.available()) {
+      return this.worker.call({ req }).then((m) => {
+        this.counts.worker++;
+        return m.batch;
+      });
     }
-    const id = this.nextId++;
-    w.ref();
-    return new Promise<PreparedBatch>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      w.postMessage({ id, req });
-    });
+    try {
+      const batch = prepareBatch(req, this.schemas.get(req.record));
+      this.counts.inline++;
+      return Promise.resolve(batch);
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
   async close(): Promise<void> {
-    const w = this.worker;
-    this.worker = undefined;
-    this.workerFailed = true;
-    if (w) await w.terminate();
+    await this.worker?.close();
   }
 }
