@@ -314,8 +314,8 @@ export function applyBatch(store: Store, name: string, ops: BatchOp[], hooks: Wr
 // (lmdb-js types put options as a version number; it takes an options object too)
 const APPEND = { append: true } as unknown as number;
 
-/** The document of a prepared success (the import asked for no documents back). */
-const NO_DOC: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+/** The document of a success whose document nobody asked for (imports without return_doc). */
+export const NO_DOC: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
 /**
  * Applies a batch prepared ahead (io/prepare.ts). Must run inside a write transaction.

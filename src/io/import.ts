@@ -1,19 +1,25 @@
 /**
  * Import: JSON Lines in, one result line out per input line, in input order.
  *
- *   bytes --splitLines--> lines --batch_size--> applyBatch (1 txn each: parse, validate, write)
- *                                                        |
- *                           result lines, in order  <----+
+ *   bytes --splitLines--> lines --batch_size--> prepare (worker: parse, validate, index)
+ *                                                  |
+ *                                                  v
+ *                                     1 txn each: applyPrepared (write)
+ *                                          or applyBatch (parse, validate, write)
+ *                                                  |
+ *                           result lines, in order <-+
  *
- * Up to IMPORT_PIPELINE_DEPTH batches (and about IMPORT_PIPELINE_DOCS documents) are in flight: LMDB's writer thread commits
- * batch k while batch k+1 is being prepared. A batch's results are emitted only after
- * its transaction is committed and flushed, so every `"success":true` line is durable.
+ * Batches are prepared ahead when nothing stands in the way (see prepare.ts), otherwise
+ * parsed in their transaction. Up to IMPORT_PIPELINE_DEPTH batches (and about
+ * IMPORT_PIPELINE_DOCS documents) are in flight: LMDB's writer thread commits batch k
+ * while batch k+1 is being prepared. A batch's results are emitted only after its
+ * transaction is committed and flushed, so every `"success":true` line is durable.
  */
 import { IMPORT_BATCH_SIZE, IMPORT_PIPELINE_DEPTH, IMPORT_PIPELINE_DOCS, MAX_IMPORT_BATCH_SIZE } from '../defaults.js';
 import { FathomError } from '../errors.js';
 import { stringifyJson } from '../json.js';
 import type { DirtyValues } from '../document/document.js';
-import { applyBatch, applyPrepared, type BatchOp, type OpResult, type WriteAction, type WriteHooks } from '../collection/writer.js';
+import { NO_DOC, applyBatch, applyPrepared, type BatchOp, type OpResult, type WriteAction, type WriteHooks } from '../collection/writer.js';
 import { getRecord, getSchema } from '../collection/catalog.js';
 import type { Preparer } from './prepare.js';
 import type { Store } from '../storage/store.js';
@@ -45,8 +51,6 @@ export interface ImportSummary {
 }
 
 export type ResultSink = (line: string, ok: boolean) => void | Promise<void>;
-
-const NO_DOC: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
 export function formatResult(r: OpResult, text: string, opts: ImportOptions): string {
   if (r.ok) {
@@ -201,7 +205,7 @@ function notUtf8(no: number): FathomError {
 
 /** Line i of a packed batch, as given (invalid UTF-8 replaced: it is only echoed). */
 function lineText(lines: PackedLines, i: number): string {
-  return Buffer.from(lines.bytes.buffer, lines.bytes.byteOffset + lines.offsets[i]!, lines.offsets[i + 1]! - lines.offsets[i]!).toString('utf8');
+  return lineBytes(lines, i).toString('utf8');
 }
 
 /** The ops of a packed batch, for applyBatch. */
