@@ -51,12 +51,16 @@ export class WorkerClient<R extends object> {
       if (m.error !== undefined) p.reject(new Error(m.error));
       else p.resolve(m);
     });
-    w.on('error', (e) => {
+    // a thread that fails or exits (close() terminates it) answers nothing more: its
+    // pending calls are rejected rather than left waiting
+    const fail = (e: Error) => {
       for (const p of this.waiting.values()) p.reject(e);
       this.waiting.clear();
       this.worker = undefined;
       this.failed = true;
-    });
+    };
+    w.on('error', fail);
+    w.on('exit', (code) => fail(new Error(`the worker thread exited (code ${code})`)));
     this.worker = w;
     return w;
   }

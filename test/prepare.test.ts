@@ -7,6 +7,8 @@ import { ROOT, openEngine } from './helpers.js';
 import { importLines, type ImportOptions } from '../src/io/import.js';
 import { Preparer, prepareBatch } from '../src/io/prepare.js';
 import { packLines } from '../src/io/lines.js';
+import { WorkerClient } from '../src/worker-client.js';
+import os from 'node:os';
 import { applyPrepared } from '../src/collection/writer.js';
 import { getRecord } from '../src/collection/catalog.js';
 import type { Engine } from '../src/engine.js';
@@ -180,6 +182,26 @@ describe('import batches prepared ahead', () => {
       await preparer.close();
       await viaWorker.close();
       await inline.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('worker threads', () => {
+  it('reject the calls still pending when the thread is closed, instead of leaving them waiting', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fathom-worker-'));
+    try {
+      // a worker that answers even ids and never odd ones
+      const script = path.join(dir, 'echo.mjs');
+      fs.writeFileSync(script, "import { parentPort } from 'node:worker_threads';\nparentPort.on('message', (m) => { if (m.n % 2 === 0) parentPort.postMessage({ id: m.id, n: m.n }); });\n");
+      const client = new WorkerClient<{ n: number }>(script);
+      expect(client.available()).toBe(true);
+      expect((await client.call({ n: 2 })).n).toBe(2);
+      const pending = client.call({ n: 3 });
+      await client.close();
+      await expect(pending).rejects.toThrow(/exited/);
+      expect(client.available()).toBe(false);
+    } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
