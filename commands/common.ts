@@ -31,15 +31,15 @@ export async function openEngine(dataDir: string, opts: EngineOptions = {}): Pro
 }
 
 /**
- * Runs `fn` with an open engine and always closes it. `exiting`: the process exits right
- * after (a one-shot read-only command), see Store.close.
+ * Runs `fn` with an open engine and always closes it. `close.exiting`: the process exits
+ * right after (a one-shot read-only command), see Store.close.
  */
-export async function withEngine<T>(dataDir: string, fn: (e: Engine) => Promise<T> | T, opts: EngineOptions = {}, exiting = false): Promise<T> {
+export async function withEngine<T>(dataDir: string, fn: (e: Engine) => Promise<T> | T, opts: EngineOptions = {}, close: { exiting?: boolean } = {}): Promise<T> {
   const engine = await openEngine(dataDir, opts);
   try {
     return await fn(engine);
   } finally {
-    await engine.close({ exiting });
+    await engine.close(close);
   }
 }
 

@@ -92,7 +92,7 @@ export function searchCommand(run: (fn: () => Promise<ExitCode>) => Promise<void
         params.highlight_start_tag ??= '\u0001';
         params.highlight_end_tag ??= '\u0002';
       }
-      const res = await withEngine(opts.dataDir, (e) => e.search(collection, params), { readOnly: true, pinSnapshot: true }, true);
+      const res = await withEngine(opts.dataDir, (e) => e.search(collection, params), { readOnly: true, pinSnapshot: true }, { exiting: true });
       if (opts.json) {
         await printJson(res, false);
         return;

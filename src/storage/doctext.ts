@@ -27,15 +27,11 @@ export function encodeTextTransient(text: string, lossless: boolean, id?: string
   let tail = '';
   if (id !== undefined) {
     body = text.trimEnd().slice(0, -1).trimEnd();
-    tail = (body.endsWith('{') ? '' : ',') + '"id":' + JSON.stringify(id) + '}';
+    tail = idMember(body.endsWith('{'), id);
   }
-  const max = (body.length + tail.length) * 3 + 1;
-  if (scratch.length < max) scratch = Buffer.allocUnsafe(Math.max(max, scratch.length * 2));
-  let n = 0;
-  if (lossless) scratch[n++] = LOSSLESS;
+  let n = begin(body.length * 3 + tail.length, lossless);
   n += scratch.write(body, n);
-  if (tail) n += scratch.write(tail, n);
-  return scratch.subarray(0, n);
+  return finish(n, tail);
 }
 
 /**
@@ -50,16 +46,32 @@ export function encodeBytesTransient(line: Uint8Array, lossless: boolean, id?: s
     while (end > 0 && isJsonSpace(line[end - 1]!)) end--;
     end--;
     while (end > 0 && isJsonSpace(line[end - 1]!)) end--;
-    tail = (line[end - 1] === 0x7b ? '' : ',') + '"id":' + JSON.stringify(id) + '}';
+    tail = idMember(line[end - 1] === 0x7b, id);
   }
-  const max = end + 1 + tail.length * 3;
-  if (scratch.length < max) scratch = Buffer.allocUnsafe(Math.max(max, scratch.length * 2));
-  let n = 0;
-  if (lossless) scratch[n++] = LOSSLESS;
+  let n = begin(end + tail.length, lossless);
   scratch.set(end === line.length ? line : line.subarray(0, end), n);
   n += end;
-  // ids are ASCII (validateId; generated ones are digits), so the tail is written as latin1:
-  // a UTF-8 write of a short string costs about a microsecond
+  return finish(n, tail);
+}
+
+/** Makes room for a value of up to `max` bytes in the scratch buffer; returns where its body starts. */
+function begin(max: number, lossless: boolean): number {
+  if (scratch.length < max + 1) scratch = Buffer.allocUnsafe(Math.max(max + 1, scratch.length * 2));
+  if (!lossless) return 0;
+  scratch[0] = LOSSLESS;
+  return 1;
+}
+
+/** `"id": id` as the last member, closing the object (the body ends in `{` or in a member). */
+function idMember(afterBrace: boolean, id: string): string {
+  return (afterBrace ? '' : ',') + '"id":' + JSON.stringify(id) + '}';
+}
+
+/**
+ * Ends the value with its id member. Ids are ASCII (validateId; generated ones are
+ * digits), so it is written as latin1: a UTF-8 write of a short string costs ~1 us.
+ */
+function finish(n: number, tail: string): Buffer {
   if (tail) n += scratch.write(tail, n, 'latin1');
   return scratch.subarray(0, n);
 }
