@@ -444,23 +444,43 @@ function matchTaat(
   const { tok, fmask, cost } = poolFor(n, F, T);
   let lo = n;
   let hi = -1;
-  for (let t = 0; t < T; t++) {
+  // Rarest token first: a document must hold every token, so from the second token on only
+  // documents holding all the earlier ones are updated (`need`), and only they need
+  // clearing below. On "library for the" this skips most postings of "for" and "the*".
+  const order = Array.from({ length: T }, (_, t) => t);
+  const df = order.map((t) => perToken[t]!.reduce((sum, tc) => sum + texts[tc.field]!.docFreq[tc.term]!, 0));
+  order.sort((a, b) => df[a]! - df[b]!);
+  let need = 0;
+  for (const t of order) {
     const bit = 1 << t;
     for (const tc of perToken[t]!) {
       const f = tc.field;
       const tcost = tc.cost;
       const count = texts[f]!.docOrdinals(tc.term, ords);
       const docs = ords.ords;
+      if (need === 0) {
+        for (let x = 0; x < count; x++) {
+          const d = docs[x]!;
+          if (d < lo) lo = d;
+          if (d > hi) hi = d;
+          tok[d]! |= bit;
+          fmask[d * F + f]! |= bit;
+          const k = d * T + t;
+          if (tcost < cost[k]!) cost[k] = tcost;
+        }
+        continue;
+      }
       for (let x = 0; x < count; x++) {
         const d = docs[x]!;
-        if (d < lo) lo = d;
-        if (d > hi) hi = d;
-        tok[d]! |= bit;
+        const held = tok[d]!;
+        if ((held & need) !== need) continue;
+        tok[d] = held | bit;
         fmask[d * F + f]! |= bit;
         const k = d * T + t;
         if (tcost < cost[k]!) cost[k] = tcost;
       }
     }
+    need |= bit;
   }
   const all = T === 32 ? -1 : (1 << T) - 1;
   const { allow, exclude, seen } = filters;
