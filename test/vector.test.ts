@@ -87,6 +87,25 @@ describe('vector_query parser', () => {
       { numRuns: 500 },
     );
   });
+  it('reads float32 values as clients print them, and decimals halfway between two float32s, exactly', () => {
+    const f32 = new Float32Array(1);
+    const u32 = new Uint32Array(f32.buffer);
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.float({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }), fc.boolean()), { minLength: 1, maxLength: 400 }), (pairs) => {
+        const nums = pairs.map(([f, halfway]) => {
+          if (!halfway || f === 0) return f;
+          // the double halfway between f and the next float32 away from zero: rounding decides ties
+          f32[0] = f;
+          u32[0]! += 1;
+          return (f + f32[0]!) / 2;
+        });
+        const text = nums.map((x) => String(x));
+        const got = parseVectorQuery(`emb:([${text.join(',')}])`).vector;
+        expect(Array.from(got)).toEqual(text.map((x) => Math.fround(JSON.parse(x) as number)));
+      }),
+      { numRuns: 300 },
+    );
+  });
   it.each([
     ['emb([1,2])', /expected `:`/],
     ['emb:1,2', /expected/],

@@ -53,6 +53,7 @@ export class VectorIndex {
   /** Labels in the graph, live or marked deleted. */
   private labels = new Set<number>();
   private deleted = new Set<number>();
+  private queryArray: number[] = [];
   readonly rebuilt: boolean;
 
   constructor(
@@ -198,7 +199,13 @@ export class VectorIndex {
     const n = Math.min(k, this.size);
     if (n === 0) return { seqs: [], distances: [] };
     this.index.setEf(Math.max(ef, n));
-    const q = Array.isArray(query) ? query : Array.from(query);
+    let q: number[];
+    if (Array.isArray(query)) q = query;
+    else {
+      // hnswlib-node takes a plain array: one reused per graph (no allocation per query)
+      q = this.queryArray.length === query.length ? this.queryArray : (this.queryArray = new Array<number>(query.length).fill(0));
+      for (let i = 0; i < query.length; i++) q[i] = query[i]!;
+    }
     try {
       const res = filter ? this.index.searchKnn(q, n, filter) : this.index.searchKnn(q, n);
       return { seqs: res.neighbors, distances: res.distances };
