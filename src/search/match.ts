@@ -422,7 +422,8 @@ const SPARSE_RATIO = 16;
  * Several query tokens, no phrases: term-at-a-time, then positions only where needed.
  *
  *   pass 1  decode every candidate's document stream once into per-document accumulators:
- *           which tokens matched, in which fields, at what typo cost
+ *           which tokens matched, in which fields, at what typo cost (rarest token first;
+ *           later tokens touch only documents that hold all the earlier ones)
  *   pass 2  for each document holding every token: score what the accumulators allow; if
  *           the best it could reach still loses to the k-th hit, count it and move on;
  *           otherwise advance fresh cursors to it, read positions, score proximity.
