@@ -265,13 +265,10 @@ export function matchSegment(
   // Term-at-a-time pays off when every token is common (the intersection is large); with a
   // rare token, the leapfrog below skips most of the common tokens' documents.
   if (input.phrases.length === 0) {
-    let rarest = Infinity;
-    for (const list of perToken) {
-      let df = 0;
-      for (const tc of list) df += texts[tc.field]!.docFreq[tc.term]!;
-      if (df < rarest) rarest = df;
-    }
-    if (rarest * TAAT_MIN_SHARE >= seg.reader.n) return matchTaat(seg, input, filters, perToken, texts, arrayField, weights, onMatch, threshold);
+    // documents per token (summed over its candidates), rarest first
+    const df = perToken.map((list) => list.reduce((sum, tc) => sum + texts[tc.field]!.docFreq[tc.term]!, 0));
+    const order = Array.from({ length: T }, (_, t) => t).sort((a, b) => df[a]! - df[b]!);
+    if (df[order[0]!]! * TAAT_MIN_SHARE >= seg.reader.n) return matchTaat(seg, input, filters, perToken, order, texts, arrayField, weights, onMatch, threshold);
   }
   const deleted = seg.deleted;
   const { allow, exclude, seen } = filters;
@@ -433,6 +430,8 @@ function matchTaat(
   input: MatchInput,
   filters: SegmentFilters,
   perToken: TokenCursor[][],
+  /** Token indexes, rarest first. */
+  order: number[],
   texts: (TextIndex | null)[],
   arrayField: boolean[],
   weights: number[],
@@ -448,9 +447,6 @@ function matchTaat(
   // Rarest token first: a document must hold every token, so from the second token on only
   // documents holding all the earlier ones are updated (`need`), and only they need
   // clearing below. On "library for the" this skips most postings of "for" and "the*".
-  const order = Array.from({ length: T }, (_, t) => t);
-  const df = order.map((t) => perToken[t]!.reduce((sum, tc) => sum + texts[tc.field]!.docFreq[tc.term]!, 0));
-  order.sort((a, b) => df[a]! - df[b]!);
   let need = 0;
   for (const t of order) {
     const bit = 1 << t;
