@@ -5,13 +5,13 @@
  * so a crash never leaves a document without its index entries or the reverse.
  */
 import { FathomError, isFathomError } from '../errors.js';
-import { prepareDocument, validateId, type DirtyValues, type IndexValue } from '../document/document.js';
+import { documentObject, prepareDocument, validateId, type DirtyValues, type IndexValue } from '../document/document.js';
 import { compile, fieldTokenizer, getRecord } from './catalog.js';
 import { Schema, copyRecord, type CollectionRecord, type Field, type FieldDef } from '../schema/schema.js';
 import { nextCounter, type Store } from '../storage/store.js';
 import { SegmentBuilder, type BuiltSegment } from '../index/segment.js';
 import { copyState, openSegment, readState, type CollectionState, type SegmentInfo } from '../index/manifest.js';
-import { isPlainObject, parseJsonLine } from '../json.js';
+import { parseJsonLine } from '../json.js';
 import { loadDocument, stripVectors } from '../document/stored.js';
 import { encodeBytesTransient, encodeTextTransient } from '../storage/doctext.js';
 import { lineBytes, type PackedLines } from '../io/lines.js';
@@ -240,10 +240,7 @@ export function applyBatch(store: Store, name: string, ops: BatchOp[], hooks: Wr
       }
 
       // write
-      const input = op.doc;
-      if (!isPlainObject(input)) {
-        throw new FathomError('BAD_DOCUMENT', `a document must be a JSON object, got ${Array.isArray(input) ? 'an array' : input === null ? 'null' : typeof input}`);
-      }
+      const input = documentObject(op.doc);
       let givenId: string | undefined;
       if (op.id !== undefined) givenId = validateId(op.id);
       else if (input.id !== undefined && input.id !== null) givenId = validateId(input.id);

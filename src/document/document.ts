@@ -283,6 +283,12 @@ function add(out: Map<string, { value: unknown; inArray: boolean }>, name: strin
   else out.set(name, { value: [...vals], inArray: true });
 }
 
+/** A parsed import line as a document, or the BAD_DOCUMENT error naming what it is instead. */
+export function documentObject(input: unknown): Record<string, unknown> {
+  if (!isPlainObject(input)) docError(`a document must be a JSON object, got ${Array.isArray(input) ? 'an array' : input === null ? 'null' : typeof input}`);
+  return input;
+}
+
 export interface PrepareOptions {
   mode: DirtyValues;
   /** Id to use when the document has none. */

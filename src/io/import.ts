@@ -23,7 +23,7 @@ import { NO_DOC, applyBatch, applyPrepared, type BatchOp, type OpResult, type Wr
 import { getRecord, getSchema } from '../collection/catalog.js';
 import type { Preparer } from './prepare.js';
 import type { Store } from '../storage/store.js';
-import { decodeLine, isBlank, lineBytes, packLines, splitLines, type PackedLines, type RawLine } from './lines.js';
+import { decodeLine, isBlank, lineBytes, notUtf8, packLines, splitLines, type PackedLines, type RawLine } from './lines.js';
 
 export interface ImportOptions {
   action?: WriteAction;
@@ -182,15 +182,10 @@ export async function importLines(
       if (raws.length >= batchSize) await submitRaw();
       continue;
     }
-    const text = decodeLine(raw.bytes);
-    if (text === undefined) {
-      ops.push({ kind: 'error', error: notUtf8(raw.no) });
-      texts.push(raw.bytes.toString('utf8'));
-    } else {
-      // parsed by applyBatch (or enrich), when its batch is applied: see BatchOp 'line'
-      ops.push({ kind: 'line', text, action, dirty: opts.dirtyValues });
-      texts.push(text);
-    }
+    const op = lineOp(raw.bytes, raw.no, action, opts.dirtyValues);
+    ops.push(op);
+    // a failure echoes its line (invalid UTF-8 replaced: it is only echoed)
+    texts.push(op.kind === 'line' ? op.text : raw.bytes.toString('utf8'));
     if (ops.length >= batchSize) await submit();
   }
   await submitRaw();
@@ -199,21 +194,18 @@ export async function importLines(
   return summary;
 }
 
-function notUtf8(no: number): FathomError {
-  return new FathomError('BAD_JSON', `line ${no} is not valid UTF-8`);
-}
-
 /** Line i of a packed batch, as given (invalid UTF-8 replaced: it is only echoed). */
 function lineText(lines: PackedLines, i: number): string {
   return lineBytes(lines, i).toString('utf8');
 }
 
+/** A line's op for applyBatch: parsed when its batch is applied (see BatchOp 'line'), or its UTF-8 error. */
+function lineOp(bytes: Buffer, no: number, action: WriteAction, dirty: DirtyValues | undefined): BatchOp {
+  const text = decodeLine(bytes);
+  return text === undefined ? { kind: 'error', error: notUtf8(no) } : { kind: 'line', text, action, dirty };
+}
+
 /** The ops of a packed batch, for applyBatch. */
 function lineOps(lines: PackedLines, action: WriteAction, dirty: DirtyValues | undefined): BatchOp[] {
-  const ops: BatchOp[] = [];
-  for (let i = 0; i < lines.nos.length; i++) {
-    const text = decodeLine(lineBytes(lines, i));
-    ops.push(text === undefined ? { kind: 'error', error: notUtf8(lines.nos[i]!) } : { kind: 'line', text, action, dirty });
-  }
-  return ops;
+  return Array.from({ length: lines.nos.length }, (_, i) => lineOp(lineBytes(lines, i), lines.nos[i]!, action, dirty));
 }

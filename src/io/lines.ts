@@ -6,6 +6,7 @@
  * We split bytes ourselves instead of using ndjson's parser: it either throws on the
  * first bad line or drops bad lines silently, and an import must answer every line.
  */
+import { FathomError } from '../errors.js';
 
 export interface RawLine {
   /** 1-based line number in the input. */
@@ -52,6 +53,11 @@ export async function* splitLines(source: AsyncIterable<Buffer | Uint8Array | st
     if (line.length > 0 && line[line.length - 1] === 13) line = line.subarray(0, line.length - 1);
     yield { no: ++no, bytes: line };
   }
+}
+
+/** The error of line `no` when decodeLine refuses it. */
+export function notUtf8(no: number): FathomError {
+  return new FathomError('BAD_JSON', `line ${no} is not valid UTF-8`);
 }
 
 /** Decodes one line; undefined when it is not valid UTF-8. Hot: once per imported line. */

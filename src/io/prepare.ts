@@ -22,14 +22,14 @@
  * same code.
  */
 import { WorkerClient } from '../worker-client.js';
-import { FathomError, isFathomError, type ErrorCode } from '../errors.js';
-import { prepareDocument, validateId, type DirtyValues } from '../document/document.js';
+import { isFathomError, type ErrorCode } from '../errors.js';
+import { documentObject, prepareDocument, validateId, type DirtyValues } from '../document/document.js';
 import { Schema, type CollectionRecord } from '../schema/schema.js';
 import { SegmentBuilder } from '../index/segment.js';
 import { fieldTokenizer } from '../collection/catalog.js';
-import { hasLongInteger, isPlainObject, parseJsonLine, stringifyJson } from '../json.js';
+import { hasLongInteger, parseJsonLine, stringifyJson } from '../json.js';
 import type { WriteAction } from '../collection/writer.js';
-import { decodeLine, lineBytes, type PackedLines } from './lines.js';
+import { decodeLine, lineBytes, notUtf8, type PackedLines } from './lines.js';
 
 export interface PrepareRequest {
   record: CollectionRecord;
@@ -92,11 +92,10 @@ export function prepareBatch(req: PrepareRequest, schema: Schema = new Schema(re
     let id: string | null = null;
     try {
       const text = decodeLine(lineBytes(lines, i));
-      if (text === undefined) throw new FathomError('BAD_JSON', `line ${lines.nos[i]} is not valid UTF-8`);
-      const { value: input, lossless: wide } = parseJsonLine(text);
-      if (!isPlainObject(input)) {
-        throw new FathomError('BAD_DOCUMENT', `a document must be a JSON object, got ${Array.isArray(input) ? 'an array' : input === null ? 'null' : typeof input}`);
-      }
+      if (text === undefined) throw notUtf8(lines.nos[i]!);
+      const parsed = parseJsonLine(text);
+      const input = documentObject(parsed.value);
+      const wide = parsed.lossless;
       if (input.id !== undefined && input.id !== null) {
         id = validateId(input.id);
         if (given.has(id)) {
