@@ -59,6 +59,9 @@ function serverUrl(url: string): string {
   return url;
 }
 
+/** Set by bin/program.cjs when this runs from the built bundle. */
+declare const __fathomImport: ((spec: string) => Promise<unknown>) | undefined;
+
 /**
  * ink decides when it is first imported whether it runs under CI (the CI variable), and
  * under CI draws only the final frame. The explorer runs only on a real terminal, so it
@@ -69,6 +72,9 @@ async function loadExplorer() {
   delete process.env.CI;
   delete process.env.CONTINUOUS_INTEGRATION;
   try {
+    // Built, this command lives in a CommonJS bundle and ink is an ES module with top-level
+    // await: bin/program.cjs hands the bundle an importer for dist/explore/run.js.
+    if (typeof __fathomImport === 'function') return (await __fathomImport('./explore/run.js')) as typeof import('./explore/run.js');
     return await import('./explore/run.js');
   } finally {
     for (const [k, v] of Object.entries(saved)) if (v !== undefined) process.env[k] = v;

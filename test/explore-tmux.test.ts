@@ -91,7 +91,7 @@ async function freePort(): Promise<number> {
 
 describe.skipIf(!HAS_TMUX)('fathom explore in a terminal (tmux)', () => {
   it('finds a typo query, narrows it with a facet, and quits leaving the terminal as it was', async () => {
-    expect(fs.existsSync(path.join(ROOT, 'dist', 'main.js')), 'run `node bin/build.mjs` first').toBe(true);
+    expect(fs.existsSync(path.join(ROOT, 'dist', 'main.cjs')), 'run `node bin/build.mjs` first').toBe(true);
     const { engine, dir } = await booksEngine();
     await engine.close();
     const pane = Pane.start('local', `node ${sh(BIN)} explore books -d ${sh(dir)}`);

@@ -1,0 +1,68 @@
+/**
+ * The `fathom` program: wires the subcommands together and turns errors into one line on
+ * stderr and an exit status (0 ok, 1 failure, 2 usage error). bin/fathom.js loads this
+ * (built to dist/main.cjs), runs `main` and is the only place that calls process.exit.
+ */
+import { Command, CommanderError } from 'commander';
+import { collectionsCommand } from '../commands/collections.js';
+import { importCommand } from '../commands/import.js';
+import { exportCommand } from '../commands/export.js';
+import { documentsCommand } from '../commands/documents.js';
+import { searchCommand } from '../commands/search.js';
+import { stopwordsCommand } from '../commands/stopwords.js';
+import { serveCommand } from '../commands/serve.js';
+import { keysCommand } from '../commands/keys.js';
+import { exploreCommand } from '../commands/explore.js';
+import { UsageError, type ExitCode } from '../commands/common.js';
+import { FathomError } from '../src/errors.js';
+import { VERSION } from '../src/version.js';
+
+
+function report(e: unknown, debug: boolean): number {
+  if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+  const usage = e instanceof UsageError || (e instanceof FathomError && ['BAD_PARAMETER', 'BAD_FILTER', 'BAD_SORT'].includes(e.code));
+  const msg = e instanceof Error ? e.message : String(e);
+  process.stderr.write(`error: ${msg}\n`);
+  if (debug && e instanceof Error && e.stack) process.stderr.write(e.stack + '\n');
+  return usage ? 2 : 1;
+}
+
+/** Runs one `fathom` command line (`argv` as in process.argv); resolves to its exit status. */
+export async function main(argv: string[]): Promise<number> {
+  let exitCode = 0;
+  const debug = argv.includes('--debug');
+  /** Runs a command action, recording its exit status. */
+  async function run(fn: () => Promise<ExitCode>): Promise<void> {
+    try {
+      const code = await fn();
+      exitCode = typeof code === 'number' ? code : 0;
+    } catch (e) {
+      exitCode = report(e, debug);
+    }
+  }
+
+  const program = new Command('fathom')
+    .description('Fathom: a search engine whose CLI works straight on its data directory')
+    .version(VERSION, '-V, --version')
+    .option('--debug', 'show stack traces on errors')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+  const commands = [collectionsCommand(run), importCommand(run), exportCommand(run), documentsCommand(run), searchCommand(run), stopwordsCommand(run), exploreCommand(run), serveCommand(run), keysCommand(run)];
+  for (const c of commands) {
+    program.addCommand(c);
+    for (const sub of [c, ...c.commands]) {
+      sub.exitOverride();
+      sub.option('--debug', 'show stack traces on errors');
+      sub.configureOutput({ writeErr: (s) => process.stderr.write(s) });
+    }
+  }
+
+  try {
+    await program.parseAsync(argv);
+  } catch (e) {
+    exitCode = report(e, debug);
+  }
+  return exitCode;
+}
