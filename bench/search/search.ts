@@ -10,7 +10,9 @@
  * engine can answer; query latency is per query after one warm-up pass over the set.
  * For Fathom it also times cold `fathom search` processes (start to exit, the first 5
  * queries, 3 rounds, median) next to a bare `node -e 0`, so Node's own start-up on the
- * machine is visible.
+ * machine is visible. When NODE_EXTRA_CA_CERTS is set (it is on the shared machines), Node
+ * reads and parses that certificate file before running any script, which costs every
+ * process 50 ms or more; the cold runs are then timed both with it and without it.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -27,10 +29,33 @@ interface Result {
   foundTypo: number;
   note?: string;
   /** Fathom: wall clock of whole `fathom search` processes, and of `node -e 0` beside them. */
-  cold?: { searchMs: number; nodeMs: number; runs: number };
+  cold?: ColdTimes;
+  /** The same without NODE_EXTRA_CA_CERTS, when it was set. */
+  coldNoCaCerts?: ColdTimes;
+}
+
+interface ColdTimes {
+  searchMs: number;
+  nodeMs: number;
+  runs: number;
 }
 
 const QUERY_FIELDS = ['name', 'summary', 'description'];
+
+/** Times whole `fathom search` processes and bare `node -e 0` ones, interleaved. */
+async function coldTimes(bin: string, dir: string, queries: BenchQuery[], env: NodeJS.ProcessEnv): Promise<ColdTimes> {
+  const search: number[] = [];
+  const bare: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    for (const q of queries.slice(0, 5)) {
+      const c = await runMeasured(process.execPath, [bin, 'search', 'packages', '-q', q.q, '--query-by', QUERY_FIELDS.join(','), '-d', dir], { env });
+      if (c.code !== 0) throw new Error(c.stderr);
+      search.push(c.ms);
+      bare.push((await runMeasured(process.execPath, ['-e', '0'], { env })).ms);
+    }
+  }
+  return { searchMs: median(search), nodeMs: median(bare), runs: search.length };
+}
 
 function typosFor(term: string): number {
   return term.length >= 7 ? 2 : term.length >= 4 ? 1 : 0;
@@ -77,19 +102,15 @@ async function runFathom(docs: DebianPackage[], queries: BenchQuery[]): Promise<
   const rss = process.resourceUsage().maxRSS / 1024;
   const disk = dirSize(dir);
   await e.close();
-  const coldSearch: number[] = [];
-  const bareNode: number[] = [];
-  for (let round = 0; round < 3; round++) {
-    for (const q of queries.slice(0, 5)) {
-      const c = await runMeasured(process.execPath, [bin, 'search', 'packages', '-q', q.q, '--query-by', QUERY_FIELDS.join(','), '-d', dir]);
-      if (c.code !== 0) throw new Error(c.stderr);
-      coldSearch.push(c.ms);
-      bareNode.push((await runMeasured(process.execPath, ['-e', '0'])).ms);
-    }
+  const cold = await coldTimes(bin, dir, queries, process.env);
+  let coldNoCaCerts: ColdTimes | undefined;
+  if (process.env.NODE_EXTRA_CA_CERTS !== undefined) {
+    const env = { ...process.env };
+    delete env.NODE_EXTRA_CA_CERTS;
+    coldNoCaCerts = await coldTimes(bin, dir, queries, env);
   }
-  const cold = { searchMs: median(coldSearch), nodeMs: median(bareNode), runs: coldSearch.length };
   fs.rmSync(work, { recursive: true, force: true });
-  return { engine: 'fathom', docs: docs.length, indexMs: imp.ms, peakRssMb: Math.max(rss, imp.maxRssKb / 1024), diskMb: disk / 1024 / 1024, ...m, cold, note: 'CLI import (default batch 1000, durable commits), then queries in-process' };
+  return { engine: 'fathom', docs: docs.length, indexMs: imp.ms, peakRssMb: Math.max(rss, imp.maxRssKb / 1024), diskMb: disk / 1024 / 1024, ...m, cold, coldNoCaCerts, note: 'CLI import (default batch 1000, durable commits), then queries in-process' };
 }
 
 async function runMiniSearch(docs: DebianPackage[], queries: BenchQuery[]): Promise<Result> {
@@ -218,5 +239,7 @@ if (only) {
   for (const r of results) if (r.note) console.log(`- ${r.engine}: ${r.note}`);
   if (f?.cold) {
     console.log(`\ncold \`fathom search\` process, start to exit: median ${f.cold.searchMs.toFixed(0)} ms over ${f.cold.runs} runs (a bare \`node -e 0\` on this machine: ${f.cold.nodeMs.toFixed(0)} ms)`);
+    const n = f.coldNoCaCerts;
+    if (n) console.log(`  the same without NODE_EXTRA_CA_CERTS (set here; Node parses that file before any script): ${n.searchMs.toFixed(0)} ms (\`node -e 0\`: ${n.nodeMs.toFixed(0)} ms)`);
   }
 }
