@@ -165,6 +165,19 @@ export function table(head: string[], rows: (string | number)[][]): string {
   return [line(head), '|' + w.map((x) => '-'.repeat(x + 2)).join('|') + '|', ...cells.map(line)].join('\n');
 }
 
+/**
+ * The environment without NODE_EXTRA_CA_CERTS, or undefined when it is not set. Node reads
+ * and parses that certificate file before running any script (50 ms or more per process on
+ * the shared machines, where it is set), so benchmarks of whole CLI processes also run
+ * without it.
+ */
+export const envWithoutCaCerts: NodeJS.ProcessEnv | undefined = (() => {
+  if (process.env.NODE_EXTRA_CA_CERTS === undefined) return undefined;
+  const env = { ...process.env };
+  delete env.NODE_EXTRA_CA_CERTS;
+  return env;
+})();
+
 /** Runs a command, returning its stdout, wall time and peak RSS (kB, from /proc via `time`-like polling). */
 export function runMeasured(cmd: string, args: string[], opts: { input?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ stdout: string; stderr: string; ms: number; maxRssKb: number; code: number }> {
   return new Promise((resolve, reject) => {

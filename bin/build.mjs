@@ -5,7 +5,7 @@
 //     top-level await), with shared chunks;
 //   - dist/main.cjs.cache: the code cache, from a warm-up run of the common commands.
 import { build } from 'esbuild';
-import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -65,9 +65,8 @@ for (const out of Object.values(cjs.metafile.outputs)) {
   for (const i of out.imports) if (i.kind === 'dynamic-import') throw new Error(`dist/main.cjs must not import() ${i.path}: bundle it, require it, or load it through __fathomImport`);
 }
 const mainFile = path.join(tmp, 'main.cjs');
-let program = readFileSync(mainFile, 'utf8');
-program += `// fathom-build-id: ${createHash('sha256').update(program).digest('hex').slice(0, 24)}\n`;
-writeFileSync(mainFile, program);
+const { withBuildId } = createRequire(import.meta.url)('./program.cjs');
+writeFileSync(mainFile, withBuildId(readFileSync(mainFile, 'utf8')));
 
 const old = path.join(root, `dist.old-${process.pid}`);
 try {

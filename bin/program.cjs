@@ -79,10 +79,16 @@ function libcOfInterpreter() {
   }
 }
 
-/** The bundle's build id: the last line bin/build.mjs writes into dist/main.cjs. */
+/** The bundle's build id: its last line, written by withBuildId ('' when there is none). */
 function buildId(source) {
   const at = source.lastIndexOf(BUILD_ID);
-  return at < 0 ? '' : source.slice(at + BUILD_ID.length, source.indexOf('\n', at) >>> 0).trim();
+  return at < 0 ? '' : source.slice(at + BUILD_ID.length).trim();
+}
+
+/** The bundle with its build id (a hash of its text) appended as the last line; for bin/build.mjs. */
+function withBuildId(source) {
+  const id = require('node:crypto').createHash('sha256').update(source).digest('hex').slice(0, 24);
+  return `${source}${BUILD_ID}${id}\n`;
 }
 
 /**
@@ -166,7 +172,10 @@ async function warmCache(distDir) {
     fs.writeFileSync(docs, lines.join('\n') + '\n');
     const { main, saveCache } = loadProgram(distDir);
     const d = ['--data-dir', path.join(work, 'data')];
-    const run = (...args) => main(['node', 'fathom', ...args, ...d]);
+    const run = async (...args) => {
+      const code = await main(['node', 'fathom', ...args, ...d]);
+      if (code !== 0) throw new Error(`warm-up: \`fathom ${args.join(' ')}\` exited with ${code}`);
+    };
     await run('collections', 'create', schema);
     await run('import', 'warm', docs);
     await run('collections', 'list');
@@ -180,4 +189,4 @@ async function warmCache(distDir) {
   }
 }
 
-module.exports = { loadProgram, warmCache };
+module.exports = { buildId, loadProgram, warmCache, withBuildId };

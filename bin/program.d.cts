@@ -7,5 +7,8 @@ export interface LoadedProgram {
   /** Writes the code cache when this load had none (or `force`); false when it could not. */
   saveCache(force?: boolean): boolean;
 }
+/** The build id on the last line of a bundle ('' when there is none). */
+export function buildId(source: string): string;
 export function loadProgram(distDir?: string): LoadedProgram;
 export function warmCache(distDir: string): Promise<void>;
+export function withBuildId(source: string): string;

@@ -3,11 +3,10 @@ import os from 'node:os';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadProgram } from '../bin/program.cjs';
+import { buildId, loadProgram } from '../bin/program.cjs';
 import { ROOT } from './helpers.js';
 
 const DIST = path.join(ROOT, 'dist');
-const buildIdOf = (source: string) => /\/\/ fathom-build-id: (\w+)\n$/.exec(source)?.[1];
 
 // A copy of the built program in a folder of its own (under node_modules/, so that its
 // require() of lmdb and the other dependencies resolves as it does from dist/).
@@ -32,7 +31,7 @@ describe('bin/program.cjs (the program loader)', () => {
     expect(await first.main(['node', 'fathom', '--version'])).toBe(0);
     expect(first.saveCache()).toBe(true);
     const cache = fs.readFileSync(path.join(dir, 'main.cjs.cache'));
-    const id = buildIdOf(fs.readFileSync(path.join(dir, 'main.cjs'), 'utf8'));
+    const id = buildId(fs.readFileSync(path.join(dir, 'main.cjs'), 'utf8'));
     expect(id).toBeTruthy();
     expect(cache.subarray(0, cache.indexOf(10)).toString('latin1')).toBe(id);
 
@@ -60,7 +59,7 @@ describe('bin/program.cjs (the program loader)', () => {
 
   it('runs normally when V8 rejects the cached code (another Node version)', async () => {
     const dir = copyOfProgram();
-    const id = buildIdOf(fs.readFileSync(path.join(dir, 'main.cjs'), 'utf8'))!;
+    const id = buildId(fs.readFileSync(path.join(dir, 'main.cjs'), 'utf8'))!;
     fs.writeFileSync(path.join(dir, 'main.cjs.cache'), Buffer.concat([Buffer.from(id + '\n'), Buffer.alloc(4096, 7)]));
     const p = loadProgram(dir);
     expect(p.usedCache).toBe(false);
@@ -68,7 +67,7 @@ describe('bin/program.cjs (the program loader)', () => {
   });
 
   it('finds a code cache for the installed build beside dist/main.cjs (made by the build)', () => {
-    const id = buildIdOf(fs.readFileSync(path.join(DIST, 'main.cjs'), 'utf8'));
+    const id = buildId(fs.readFileSync(path.join(DIST, 'main.cjs'), 'utf8'));
     const cache = fs.readFileSync(path.join(DIST, 'main.cjs.cache'));
     expect(cache.subarray(0, cache.indexOf(10)).toString('latin1')).toBe(id);
     expect(cache.length).toBeGreaterThan(100_000); // the warm-up compiled the common commands

@@ -11,7 +11,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { DEBIAN_SCHEMA, ROOT, arg, datasetText, dirSize, mb, median, runMeasured, table, tmpdir, withTime } from '../common.js';
+import { DEBIAN_SCHEMA, ROOT, envWithoutCaCerts, arg, datasetText, dirSize, mb, median, runMeasured, table, tmpdir, withTime } from '../common.js';
 
 const runs = Number(arg('runs', '3'));
 const batch = arg('batch-size', '');
@@ -33,14 +33,12 @@ async function once(schema: object, env: NodeJS.ProcessEnv) {
   return { ms: r.ms, rssKb: r.maxRssKb, size };
 }
 
-const noCaCerts = { ...process.env };
-delete noCaCerts.NODE_EXTRA_CA_CERTS;
 const variants: Array<[string, object, NodeJS.ProcessEnv]> = [
   ['full keyword index', DEBIAN_SCHEMA, process.env],
   ['storage alone', { name: 'packages', fields: [] }, process.env],
 ];
-if (process.env.NODE_EXTRA_CA_CERTS !== undefined) {
-  variants.push(['full keyword index, NODE_EXTRA_CA_CERTS unset', DEBIAN_SCHEMA, noCaCerts], ['storage alone, NODE_EXTRA_CA_CERTS unset', { name: 'packages', fields: [] }, noCaCerts]);
+if (envWithoutCaCerts) {
+  variants.push(['full keyword index, NODE_EXTRA_CA_CERTS unset', DEBIAN_SCHEMA, envWithoutCaCerts], ['storage alone, NODE_EXTRA_CA_CERTS unset', { name: 'packages', fields: [] }, envWithoutCaCerts]);
 }
 const results = variants.map(() => [] as Array<{ ms: number; rssKb: number; size: number }>);
 for (let i = 0; i < runs; i++) for (const [v, [, schema, env]] of variants.entries()) results[v]!.push(await once(schema, env));

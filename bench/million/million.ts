@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT, arg, dirSize, mb, median, percentile, rng, runMeasured, table, tmpdir, withTime } from '../common.js';
+import { ROOT, arg, dirSize, envWithoutCaCerts, mb, median, percentile, rng, runMeasured, table, tmpdir, withTime } from '../common.js';
 
 const N = Number(arg('n', '1000000'));
 const NQ = Number(arg('queries', '200'));
@@ -107,9 +107,7 @@ async function coldSearches(env: NodeJS.ProcessEnv): Promise<number[]> {
   return ms;
 }
 const cold = await coldSearches(process.env);
-const plainEnv = { ...process.env };
-delete plainEnv.NODE_EXTRA_CA_CERTS;
-const coldPlain = process.env.NODE_EXTRA_CA_CERTS !== undefined ? await coldSearches(plainEnv) : undefined;
+const coldPlain = envWithoutCaCerts && (await coldSearches(envWithoutCaCerts));
 console.log(`\n${N.toLocaleString('en')} documents, data directory ${mb(dirSize(dir))}\n`);
 console.log(
   table(

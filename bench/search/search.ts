@@ -17,7 +17,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { DEBIAN_SCHEMA, ROOT, arg, dirSize, debianDocs, mb, median, percentile, queryset, table, tmpdir, withTime, runMeasured, type BenchQuery, type DebianPackage } from '../common.js';
+import { DEBIAN_SCHEMA, ROOT, envWithoutCaCerts, arg, dirSize, debianDocs, mb, median, percentile, queryset, table, tmpdir, withTime, runMeasured, type BenchQuery, type DebianPackage } from '../common.js';
 
 interface Result {
   engine: string;
@@ -103,12 +103,7 @@ async function runFathom(docs: DebianPackage[], queries: BenchQuery[]): Promise<
   const disk = dirSize(dir);
   await e.close();
   const cold = await coldTimes(bin, dir, queries, process.env);
-  let coldNoCaCerts: ColdTimes | undefined;
-  if (process.env.NODE_EXTRA_CA_CERTS !== undefined) {
-    const env = { ...process.env };
-    delete env.NODE_EXTRA_CA_CERTS;
-    coldNoCaCerts = await coldTimes(bin, dir, queries, env);
-  }
+  const coldNoCaCerts = envWithoutCaCerts && (await coldTimes(bin, dir, queries, envWithoutCaCerts));
   fs.rmSync(work, { recursive: true, force: true });
   return { engine: 'fathom', docs: docs.length, indexMs: imp.ms, peakRssMb: Math.max(rss, imp.maxRssKb / 1024), diskMb: disk / 1024 / 1024, ...m, cold, coldNoCaCerts, note: 'CLI import (default batch 1000, durable commits), then queries in-process' };
 }
