@@ -33,6 +33,7 @@
 import type { Field } from '../schema/schema.js';
 import type { IndexValue } from '../document/document.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
+import { TermInterner } from './interner.js';
 import { Blob, ByteReader, ByteWriter, StringTable, encodeBlob, jsonSection, type Section } from './codec.js';
 
 export const SEGMENT_FORMAT = 2;
@@ -86,18 +87,19 @@ export interface SegmentMeta {
 /**
  * Token occurrences of one text field while a segment is built. Every occurrence is
  * appended to one flat arena as (termId, ord, pos); `encodeText` groups them by term
- * with a counting sort. This keeps the hot path at one Map lookup and three typed-array
- * stores per token, with no per-term arrays to grow.
+ * with a counting sort. Term ids come from an interner (interner.ts): the hot path is one
+ * hash probe and three typed-array stores per token, with no string made for a term the
+ * segment has seen before.
  */
 class TextAcc {
-  termIds = new Map<string, number>();
-  terms: string[] = [];
   occ = new Int32Array(4096);
   nOcc = 0;
   /** Per document: token count (single) or per-element token counts (array). */
   lengths: number[] = [];
   lenOffsets: number[] = [0];
   values: (string | string[] | undefined)[] = [];
+  /** This segment's terms and their ids. */
+  readonly interner = new TermInterner();
   constructor(
     readonly field: Field,
     readonly keepValues: boolean,
@@ -106,13 +108,7 @@ class TextAcc {
   ) {}
 
   /** Hot: once per token occurrence. */
-  add(term: string, ord: number, pos: number) {
-    let id = this.termIds.get(term);
-    if (id === undefined) {
-      id = this.terms.length;
-      this.termIds.set(term, id);
-      this.terms.push(term);
-    }
+  add(id: number, ord: number, pos: number) {
     let o = this.nOcc * 3;
     if (o + 3 > this.occ.length) {
       const grown = new Int32Array(this.occ.length * 2);
@@ -170,6 +166,8 @@ function toNumber(v: unknown): number {
  */
 export class SegmentBuilder {
   private docs = new Map<number, Array<[Field, IndexValue]>>();
+  /** Term ids of one string (Tokenizer.termIdsInto). */
+  private readonly scratchIds = { ids: new Int32Array(256) };
 
   add(seq: number, values: Array<[Field, IndexValue]>): void {
     this.docs.set(seq, values);
@@ -245,23 +243,34 @@ export class SegmentBuilder {
       const arr = (Array.isArray(v) ? v : [v]) as unknown[];
       const elements = Math.min(arr.length, MAX_ELEMENTS);
       for (let e = 0; e < elements; e++) {
-        tokens.length = 0;
-        tok.tokensInto(String(arr[e]), tokens);
-        const base = e * ELEMENT_SHIFT;
-        const m = Math.min(tokens.length, MAX_POS_IN_ELEMENT + 1);
-        for (let i = 0; i < m; i++) acc.add(tokens[i]!, ord, base + i);
-        acc.lengths.push(tokens.length);
+        const count = this.addTokens(acc, String(arr[e]), ord, e * ELEMENT_SHIFT, MAX_POS_IN_ELEMENT + 1, tok, tokens);
+        acc.lengths.push(count);
       }
       acc.lenOffsets.push(acc.lengths.length);
       if (acc.keepValues) acc.values.push(arr.map(String));
     } else {
-      tokens.length = 0;
-      tok.tokensInto(String(v), tokens);
-      for (let i = 0; i < tokens.length; i++) acc.add(tokens[i]!, ord, i);
-      acc.lengths.push(tokens.length);
+      const text = String(v);
+      acc.lengths.push(this.addTokens(acc, text, ord, 0, Infinity, tok, tokens));
       acc.lenOffsets.push(acc.lengths.length);
-      if (acc.keepValues) acc.values.push(String(v));
+      if (acc.keepValues) acc.values.push(text);
     }
+  }
+
+  /** Adds the first `max` tokens of one string at positions base, base + 1, ...; returns its token count. */
+  private addTokens(acc: TextAcc, text: string, ord: number, base: number, max: number, tok: Tokenizer, tokens: string[]): number {
+    const scratch = this.scratchIds;
+    const count = tok.termIdsInto(text, acc.interner, scratch);
+    if (count >= 0) {
+      const ids = scratch.ids;
+      const m = Math.min(count, max);
+      for (let i = 0; i < m; i++) acc.add(ids[i]!, ord, base + i);
+      return count;
+    }
+    tokens.length = 0;
+    tok.tokensInto(text, tokens);
+    const m = Math.min(tokens.length, max);
+    for (let i = 0; i < m; i++) acc.add(acc.interner.idOf(tokens[i]!), ord, base + i);
+    return tokens.length;
   }
 }
 
@@ -281,7 +290,8 @@ function padNum(acc: NumAcc, upTo: number) {
 }
 
 function encodeText(acc: TextAcc, n: number): Uint8Array {
-  const T = acc.terms.length;
+  const terms = acc.interner.terms;
+  const T = terms.length;
   const N = acc.nOcc;
   const occ = acc.occ;
   // Counting sort of occurrences by term id; stable, so each term's occurrences stay in
@@ -297,13 +307,15 @@ function encodeText(acc: TextAcc, n: number): Uint8Array {
     grouped[at] = occ[i * 3 + 1]!;
     grouped[at + 1] = occ[i * 3 + 2]!;
   }
-  const sorted = acc.terms.slice().sort();
+  const sorted = terms.slice().sort();
+  const dense = new Int32Array(T); // term id by sorted position
+  for (let i = 0; i < T; i++) dense[i] = acc.interner.idOf(sorted[i]!);
   const postOffsets = new Uint32Array(T + 1);
   const posOffsets = new Uint32Array(T);
   const docFreq = new Uint32Array(T);
   const w = new ByteWriter(Math.max(1024, N * 2));
   for (let i = 0; i < T; i++) {
-    const t = acc.termIds.get(sorted[i]!)!;
+    const t = dense[i]!;
     postOffsets[i] = w.len;
     const end = start[t + 1]! * 2;
     // documents: [ordΔ][tf]

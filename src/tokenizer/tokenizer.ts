@@ -128,6 +128,13 @@ export function termLookup(set: Set<string>): TermLookup {
   return { set, fits };
 }
 
+/** What termIdsInto needs of a term interner (index/interner.ts). */
+export interface TermIds {
+  scratch: Uint16Array;
+  growScratch(len: number): Uint16Array;
+  idOfScratch(len: number): number;
+}
+
 /** Token offsets of a text and which tokens are terms (see Tokenizer.markTerms); reused between calls. */
 export class TokenMarks {
   count = 0;
@@ -221,6 +228,48 @@ export class Tokenizer {
     }
     if (start >= 0) word += text.slice(start, n);
     if (word.length > 0) this.emit(dirty ? word.toLowerCase() : word, out);
+  }
+
+  /**
+   * The term ids of `text`'s tokens (exactly the tokens `tokensInto` gives), from `interner`,
+   * written to `out.ids`; returns how many, or -1 when this path does not apply (text that
+   * is not ASCII, or a stemming tokenizer): then use `tokensInto`. Hot: every indexed value
+   * of an import. A word's characters go straight into the interner's scratch buffer, so a
+   * token that is not a new term costs no string.
+   */
+  termIdsInto(text: string, interner: TermIds, out: { ids: Int32Array }): number {
+    if (this.stem) return -1;
+    const n = text.length;
+    const table = this.ascii;
+    let scratch = interner.scratch;
+    let ids = out.ids;
+    let count = 0;
+    let len = 0;
+    let dirty = false;
+    for (let i = 0; i <= n; i++) {
+      const c = i < n ? text.charCodeAt(i) : 32;
+      if (c >= 128) return -1;
+      const cls = table[c]!;
+      if (cls === 1 || cls === 3) {
+        if (len === scratch.length) scratch = interner.growScratch(len + 1);
+        scratch[len++] = c;
+        if (cls === 3) dirty = true;
+      } else if (cls === 0) dirty = true;
+      else {
+        if (len > 0) {
+          if (dirty) for (let k = 0; k < len; k++) if (scratch[k]! >= 65 && scratch[k]! <= 90) scratch[k] = scratch[k]! + 32;
+          if (count === ids.length) {
+            const g = new Int32Array(ids.length * 2);
+            g.set(ids);
+            ids = out.ids = g;
+          }
+          ids[count++] = interner.idOfScratch(len);
+          len = 0;
+        }
+        dirty = false;
+      }
+    }
+    return count;
   }
 
   private emit(tok: string, out: string[]) {

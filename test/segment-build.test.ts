@@ -1,0 +1,126 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { openEngine } from './helpers.js';
+import { getSchema, fieldTokenizer } from '../src/collection/catalog.js';
+import { ELEMENT_SHIFT, SegmentBuilder, SegmentReader } from '../src/index/segment.js';
+import { TermInterner } from '../src/index/interner.js';
+import type { Field } from '../src/schema/schema.js';
+
+/**
+ * The segment builder interns terms straight from the tokenizer's character scan (no
+ * string per token). These tests hold it to a simple reference: the tokenizer's own token
+ * list for every value, turned into term -> (document, positions) by hand.
+ */
+
+const engine = openEngine();
+afterAll(() => engine.close());
+await engine.createCollection({
+  name: 'docs',
+  token_separators: ['-'],
+  symbols_to_index: ['+'],
+  fields: [
+    { name: 'title', type: 'string' },
+    { name: 'tags', type: 'string[]' },
+    { name: 'body', type: 'string', stem: true },
+  ],
+});
+const schema = getSchema(engine.store, 'docs');
+const fields = ['title', 'tags', 'body'].map((n) => schema.field(n)!) as Field[];
+
+/** Words from a small alphabet, so that terms repeat across documents and segments. */
+const word = fc.stringMatching(/^[a-cA-C9+.']{1,4}$|^(é|ß|日本|Ω)[ab]?$/);
+const text = fc.array(fc.tuple(word, fc.constantFrom(' ', '-', ', ', '  ', '/')), { maxLength: 8 }).map((ws) => ws.map(([w, sep]) => w + sep).join(''));
+const doc = fc.record({ title: text, tags: fc.array(text, { maxLength: 3 }), body: text });
+
+/** term -> "ord:pos,pos;ord:pos..." for one field of a built segment. */
+function readBack(reader: SegmentReader, field: Field): Map<string, string> {
+  const out = new Map<string, string>();
+  const ti = reader.text(field.id);
+  if (!ti) return out;
+  for (let t = 0; t < ti.terms.size; t++) {
+    const cur = ti.cursor(t);
+    const parts: string[] = [];
+    while (cur.next() !== Infinity) parts.push(`${cur.doc}:${cur.positions().join(',')}`);
+    out.set(ti.terms.get(t), parts.join(';'));
+  }
+  return out;
+}
+
+/** The same, from the tokenizer's token lists. */
+function reference(docs: Array<Record<string, string | string[]>>, field: Field): Map<string, string> {
+  const tok = fieldTokenizer(schema, field);
+  const postings = new Map<string, Map<number, number[]>>();
+  docs.forEach((d, ord) => {
+    const v = d[field.name]!;
+    const values = Array.isArray(v) ? v : [v];
+    values.forEach((s, e) => {
+      tok.tokens(s).forEach((term, i) => {
+        let per = postings.get(term);
+        if (!per) postings.set(term, (per = new Map()));
+        let pos = per.get(ord);
+        if (!pos) per.set(ord, (pos = []));
+        pos.push((Array.isArray(v) ? e * ELEMENT_SHIFT : 0) + i);
+      });
+    });
+  });
+  const out = new Map<string, string>();
+  for (const term of [...postings.keys()].sort()) {
+    out.set(term, [...postings.get(term)!].map(([ord, pos]) => `${ord}:${pos.join(',')}`).join(';'));
+  }
+  return out;
+}
+
+describe('building a segment', () => {
+  it('indexes every token of every value exactly as the tokenizer splits it, segment after segment', () => {
+    fc.assert(
+      fc.property(fc.array(doc, { minLength: 1, maxLength: 12 }), (docs) => {
+        const b = new SegmentBuilder();
+        docs.forEach((d, i) => b.add(100 + i, fields.map((f) => [f, d[f.name as keyof typeof d]] as [Field, string | string[]])));
+        const built = b.build((f) => fieldTokenizer(schema, f));
+        const reader = new SegmentReader(1, built.blob, () => undefined);
+        for (const f of fields) {
+          const got = readBack(reader, f);
+          expect([...got.keys()]).toEqual([...got.keys()].sort()); // the dictionary is sorted
+          expect(got).toEqual(reference(docs, f));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('counts the tokens of each value, ASCII or not', () => {
+    const b = new SegmentBuilder();
+    const title = fields[0]!;
+    b.add(0, [[title, 'Hello, World-wide WEB']]);
+    b.add(1, [[title, 'Ünïcödé wörds here']]);
+    const reader = new SegmentReader(1, b.build((f) => fieldTokenizer(schema, f)).blob, () => undefined);
+    const lengths = reader.text(title.id)!.lengths;
+    expect([...lengths.values]).toEqual([4, 3]);
+    expect(readBack(reader, title).get('world')).toBe('0:1');
+    expect(readBack(reader, title).get('words')).toBe('1:1');
+  });
+});
+
+describe('the term interner', () => {
+  it('gives each distinct term one id, whether it arrives as a string or as characters', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: fc.constantFrom('a', 'b', 'é', 'Z', '日'), maxLength: 6 }), { maxLength: 400 }), fc.array(fc.boolean(), { minLength: 400, maxLength: 400 }), (terms, asChars) => {
+        const it = new TermInterner();
+        const want = new Map<string, number>();
+        terms.forEach((t, i) => {
+          let id: number;
+          if (asChars[i]) {
+            const s = t.length > it.scratch.length ? it.growScratch(t.length) : it.scratch;
+            for (let k = 0; k < t.length; k++) s[k] = t.charCodeAt(k);
+            id = it.idOfScratch(t.length);
+          } else id = it.idOf(t);
+          if (!want.has(t)) want.set(t, want.size);
+          expect(id).toBe(want.get(t));
+          expect(it.terms[id]).toBe(t);
+        });
+        expect(it.size).toBe(want.size);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
