@@ -178,13 +178,15 @@ describe('typo tolerance', () => {
   });
 
   it.each([
-    ['abcde', 400, 6],
-    ['abcdefghijkl', 1500, 8],
-  ])('the trie walk finds exactly the terms within the edit distance (alphabet %s, %i words)', (letters, count, maxLen) => {
+    ['abcde', 400, 6, 2],
+    ['abcdefghijkl', 1500, 8, 2],
+    // one-letter words and characters beyond ASCII, first or second (the walk's head index covers ASCII only)
+    ['ab\u007fé日', 600, 5, 1],
+  ])('the trie walk finds exactly the terms within the edit distance (alphabet %s, %i words)', (letters, count, maxLen, minLen) => {
     const r = rng(5);
     const L = letters.length;
     const word = (min: number, span: number) => Array.from({ length: min + Math.floor(r() * span) }, () => letters[Math.floor(r() * L)]).join('');
-    const words = [...new Set(Array.from({ length: count }, () => word(2, maxLen)))].sort();
+    const words = [...new Set(Array.from({ length: count }, () => word(minLen, maxLen)))].sort();
     const table = StringTable.build(words);
     for (let trial = 0; trial < 60; trial++) {
       // half the queries are a dictionary word with one or two edits, so matches are found deep in the walk

@@ -234,6 +234,65 @@ export class StringTable {
     return this.offsets.length - 1;
   }
 
+  private headIndex?: { h1: Int32Array; h2: Int32Array };
+
+  /**
+   * Where the entries starting with each ASCII character, and with each pair of ASCII
+   * characters, begin: the top two levels of the trie the table implicitly is, so that a
+   * trie walk (search/expand.ts) finds those children without a binary search over the
+   * whole table. Built on first use in one pass over the table (~1 ms for 150,000 terms)
+   * and kept with it.
+   *
+   *   h1[c]           first entry whose first code unit is >= c        (c = 0..128; 128: any >= 128)
+   *   h2[a * 129 + c] first entry starting with a whose second code unit is >= c
+   *                   (a < 128; the entry "a" itself sorts first, before c = 0)
+   */
+  heads(): { h1: Int32Array; h2: Int32Array } {
+    if (this.headIndex) return this.headIndex;
+    const n = this.size;
+    const off = this.offsets;
+    const ch = this.chars;
+    const c1 = new Int32Array(129);
+    const c2 = new Int32Array(128 * 129);
+    const single = new Int32Array(128);
+    let empty = 0;
+    for (let i = 0; i < n; i++) {
+      const a = off[i]!;
+      const len = off[i + 1]! - a;
+      if (len === 0) {
+        empty++;
+        continue;
+      }
+      const f = ch[a]!;
+      if (f >= 128) {
+        c1[128]++;
+        continue;
+      }
+      c1[f]++;
+      if (len === 1) single[f]++;
+      else {
+        const s = ch[a + 1]!;
+        c2[f * 129 + (s < 128 ? s : 128)]++;
+      }
+    }
+    const h1 = new Int32Array(129);
+    const h2 = new Int32Array(128 * 129);
+    let at = empty;
+    for (let c = 0; c < 129; c++) {
+      h1[c] = at;
+      if (c < 128) {
+        let at2 = at + single[c]!;
+        for (let d = 0; d < 129; d++) {
+          h2[c * 129 + d] = at2;
+          at2 += c2[c * 129 + d]!;
+        }
+      }
+      at += c1[c]!;
+    }
+    this.headIndex = { h1, h2 };
+    return this.headIndex;
+  }
+
   get(i: number): string {
     const a = this.offsets[i]!;
     const b = this.offsets[i + 1]!;

@@ -46,6 +46,9 @@ interface Walk {
   wantedStride: number;
   emit: Emit;
   emitRange: EmitRange;
+  /** The table's head index (StringTable.heads): children at depths 0 and 1 without a search. */
+  h1: Int32Array;
+  h2: Int32Array;
 }
 
 /** Emits every term of `table` within `maxCost` edits of `query` (or of a prefix of it, with `prefix`). */
@@ -76,7 +79,8 @@ export function enumerateTerms(table: StringTable, query: string, maxCost: numbe
   // cells never computed stay at maxCost + 1 ("too far"): the walk only fills a band
   for (let d = 0; d <= depthCap + 1; d++) rows.push(new Int32Array(m + 1).fill(maxCost + 1));
   for (let j = 0; j <= m; j++) rows[0]![j] = j <= maxCost ? j : maxCost + 1;
-  const w: Walk = { offsets: table.offsets, chars: table.chars, q, m, maxCost, prefix, maxDepth: Math.min(maxDepth, depthCap), rows, labels: new Int32Array(depthCap + 2), wanted: new Int32Array((depthCap + 2) * (4 * maxCost + 4)), wantedStride: 4 * maxCost + 4, emit, emitRange: range };
+  const heads = table.heads();
+  const w: Walk = { offsets: table.offsets, chars: table.chars, q, m, maxCost, prefix, maxDepth: Math.min(maxDepth, depthCap), rows, labels: new Int32Array(depthCap + 2), wanted: new Int32Array((depthCap + 2) * (4 * maxCost + 4)), wantedStride: 4 * maxCost + 4, emit, emitRange: range, h1: heads.h1, h2: heads.h2 };
   visit(w, 0, size, 0, prefix ? m : 1 << 30);
 }
 
@@ -110,6 +114,14 @@ function visit(w: Walk, lo: number, hi: number, depth: number, best: number): vo
   // just those characters by binary search. Most nodes below the first levels are like
   // this; the children skipped were ~85% of the walk. (With prefix matching already
   // satisfied, every child is emitted, so all are visited.)
+  // At depths 0 and 1 a child's run (for an ASCII character) comes from the head index.
+  let head: Int32Array | null = null;
+  let hb = 0;
+  if (depth === 0) head = w.h1;
+  else if (depth === 1 && w.labels[0]! < 128) {
+    head = w.h2;
+    hb = w.labels[0]! * 129;
+  }
   const d = depth + 1;
   const kLo = d - maxCost > 1 ? d - maxCost : 1;
   const kHi = d + maxCost < m ? d + maxCost : m;
@@ -126,14 +138,15 @@ function visit(w: Walk, lo: number, hi: number, depth: number, best: number): vo
     }
     for (let x = base; x < n; x++) {
       const ch = wanted[x]!;
-      const a = lowerBound(offsets, chars, i, hi, depth, ch);
-      if (a < hi && chars[offsets[a]! + depth] === ch) child(w, a, runEnd(offsets, chars, a, hi, depth, ch), depth, ch, best);
+      const fast = head !== null && ch < 128;
+      const a = fast ? head![hb + ch]! : lowerBound(offsets, chars, i, hi, depth, ch);
+      if (a < hi && chars[offsets[a]! + depth] === ch) child(w, a, fast ? head![hb + ch + 1]! : runEnd(offsets, chars, a, hi, depth, ch), depth, ch, best);
     }
     return;
   }
   while (i < hi) {
     const ch = chars[offsets[i]! + depth]!;
-    const j = runEnd(offsets, chars, i, hi, depth, ch);
+    const j = head !== null && ch < 128 ? head[hb + ch + 1]! : runEnd(offsets, chars, i, hi, depth, ch);
     child(w, i, j, depth, ch, best);
     i = j;
   }
