@@ -356,6 +356,9 @@ export class Tokenizer {
     const stem = this.stem;
     let start = -1;
     let clean = true;
+    // the word's token so far: its length and first character (upper case lowered)
+    let kept = 0;
+    let first = 0;
     for (let i = 0; i <= n; i++) {
       const c = i < n ? text.charCodeAt(i) : 32;
       if (c >= 128) {
@@ -368,19 +371,27 @@ export class Tokenizer {
         if (start < 0) {
           start = i;
           clean = true;
+          kept = 0;
         }
         if (cls !== 1) clean = false;
+        if (cls === 1 || cls === 3) {
+          if (kept === 0) first = cls === 3 ? c + 32 : c;
+          kept++;
+        }
         continue;
       }
       if (start < 0) continue;
-      if (clean && stem === undefined) {
-        const len = i - start;
-        const hit = fits[(len < 63 ? len : 63) * 128 + text.charCodeAt(start)] === 1 && terms.set.has(text.slice(start, i));
-        out.push(start, i, hit);
+      if (stem === undefined) {
+        // a token is a term only if its length and first character fit one: most words
+        // are never sliced (nor, with capitals or dropped characters, rebuilt)
+        if (kept > 0) {
+          const hit = fits[(kept < 63 ? kept : 63) * 128 + first] === 1 && terms.set.has(clean ? text.slice(start, i) : this.asciiWord(text.slice(start, i)));
+          out.push(start, i, hit);
+        }
       } else {
         const raw = text.slice(start, i);
         const tok = clean ? raw : this.asciiWord(raw);
-        if (tok.length > 0) out.push(start, i, terms.set.has(stem ? stem(tok) : tok));
+        if (tok.length > 0) out.push(start, i, terms.set.has(stem(tok)));
       }
       start = -1;
     }
