@@ -23,12 +23,6 @@ function hashChars(chars: Uint16Array, len: number): number {
   return h | 0;
 }
 
-function hashString(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return h | 0;
-}
-
 export class TermInterner {
   /** The term of each id. */
   readonly terms: string[] = [];
@@ -46,15 +40,18 @@ export class TermInterner {
     return this.terms.length;
   }
 
-  /** The id of the term in scratch[0..len). Hot: once per token occurrence. */
-  idOfScratch(len: number): number {
+  /**
+   * The id of the term in scratch[0..len). Hot: once per token occurrence. `term` is that
+   * term as a string when the caller has one (made here otherwise, for a new term only).
+   */
+  idOfScratch(len: number, term?: string): number {
     const s = this.scratch;
     const h = hashChars(s, len);
     const slots = this.slots;
     const mask = this.mask;
     for (let p = h & mask; ; p = (p + 1) & mask) {
       const e = slots[p]!;
-      if (e === 0) return this.insert(String.fromCharCode.apply(null, s.subarray(0, len) as unknown as number[]), h, p);
+      if (e === 0) return this.insert(term ?? String.fromCharCode.apply(null, s.subarray(0, len) as unknown as number[]), h, p);
       const id = e - 1;
       if (this.hashes[id] !== h) continue;
       const a = this.offsets[id]!;
@@ -68,22 +65,10 @@ export class TermInterner {
 
   /** The id of a term given as a string (tokens from the general tokenizer path). */
   idOf(term: string): number {
-    const h = hashString(term);
-    const slots = this.slots;
-    const mask = this.mask;
     const len = term.length;
-    for (let p = h & mask; ; p = (p + 1) & mask) {
-      const e = slots[p]!;
-      if (e === 0) return this.insert(term, h, p);
-      const id = e - 1;
-      if (this.hashes[id] !== h) continue;
-      const a = this.offsets[id]!;
-      if (this.offsets[id + 1]! - a !== len) continue;
-      const c = this.chars;
-      let k = 0;
-      while (k < len && c[a + k] === term.charCodeAt(k)) k++;
-      if (k === len) return id;
-    }
+    const s = len > this.scratch.length ? this.growScratch(len) : this.scratch;
+    for (let k = 0; k < len; k++) s[k] = term.charCodeAt(k);
+    return this.idOfScratch(len, term);
   }
 
   /** Makes room in scratch for a word of `len` characters. */
