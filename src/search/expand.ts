@@ -84,6 +84,8 @@ export function enumerateTerms(table: StringTable, query: string, maxCost: numbe
   visit(w, 0, size, 0, prefix ? m : 1 << 30);
 }
 
+const NO_HEAD = new Int32Array(0);
+
 /** End of the run of terms in [i, hi) whose code unit at `depth` equals `ch` (galloping, then binary search). */
 function runEnd(offsets: Uint32Array, chars: Uint16Array, i: number, hi: number, depth: number, ch: number): number {
   let bound = 1;
@@ -108,20 +110,17 @@ function visit(w: Walk, lo: number, hi: number, depth: number, best: number): vo
     i++;
   }
   if (depth >= w.maxDepth || i >= hi) return;
+  // At depths 0 and 1 a child's run (for an ASCII character) comes from the head index.
+  // (An empty head stands for "none": every lookup then takes the search.)
+  const head = depth === 0 ? w.h1 : depth === 1 && w.labels[0]! < 128 ? w.h2 : NO_HEAD;
+  const hb = depth === 1 ? w.labels[0]! * 129 : 0;
+  const headed = head.length > 0;
   // No slack: every cell of this row already spends the whole typo budget. A child then
   // survives only by matching a query character its band can still match for free (or by
   // completing a transposition), so instead of stepping through every child, look up
   // just those characters by binary search. Most nodes below the first levels are like
   // this; the children skipped were ~85% of the walk. (With prefix matching already
   // satisfied, every child is emitted, so all are visited.)
-  // At depths 0 and 1 a child's run (for an ASCII character) comes from the head index.
-  let head: Int32Array | null = null;
-  let hb = 0;
-  if (depth === 0) head = w.h1;
-  else if (depth === 1 && w.labels[0]! < 128) {
-    head = w.h2;
-    hb = w.labels[0]! * 129;
-  }
   const d = depth + 1;
   const kLo = d - maxCost > 1 ? d - maxCost : 1;
   const kHi = d + maxCost < m ? d + maxCost : m;
@@ -138,15 +137,15 @@ function visit(w: Walk, lo: number, hi: number, depth: number, best: number): vo
     }
     for (let x = base; x < n; x++) {
       const ch = wanted[x]!;
-      const fast = head !== null && ch < 128;
-      const a = fast ? head![hb + ch]! : lowerBound(offsets, chars, i, hi, depth, ch);
-      if (a < hi && chars[offsets[a]! + depth] === ch) child(w, a, fast ? head![hb + ch + 1]! : runEnd(offsets, chars, a, hi, depth, ch), depth, ch, best);
+      const fast = headed && ch < 128;
+      const a = fast ? head[hb + ch]! : lowerBound(offsets, chars, i, hi, depth, ch);
+      if (a < hi && chars[offsets[a]! + depth] === ch) child(w, a, fast ? head[hb + ch + 1]! : runEnd(offsets, chars, a, hi, depth, ch), depth, ch, best);
     }
     return;
   }
   while (i < hi) {
     const ch = chars[offsets[i]! + depth]!;
-    const j = head !== null && ch < 128 ? head[hb + ch + 1]! : runEnd(offsets, chars, i, hi, depth, ch);
+    const j = headed && ch < 128 ? head[hb + ch + 1]! : runEnd(offsets, chars, i, hi, depth, ch);
     child(w, i, j, depth, ch, best);
     i = j;
   }

@@ -265,10 +265,9 @@ export function matchSegment(
   // Term-at-a-time pays off when every token is common (the intersection is large); with a
   // rare token, the leapfrog below skips most of the common tokens' documents.
   if (input.phrases.length === 0) {
-    // documents per token (summed over its candidates), rarest first
+    // documents per token (summed over its candidates); matchTaat takes the rarest first
     const df = perToken.map((list) => list.reduce((sum, tc) => sum + texts[tc.field]!.docFreq[tc.term]!, 0));
-    const order = Array.from({ length: T }, (_, t) => t).sort((a, b) => df[a]! - df[b]!);
-    if (df[order[0]!]! * TAAT_MIN_SHARE >= seg.reader.n) return matchTaat(seg, input, filters, perToken, order, texts, arrayField, weights, onMatch, threshold);
+    if (Math.min(...df) * TAAT_MIN_SHARE >= seg.reader.n) return matchTaat(seg, input, filters, perToken, df, texts, arrayField, weights, onMatch, threshold);
   }
   const deleted = seg.deleted;
   const { allow, exclude, seen } = filters;
@@ -430,8 +429,8 @@ function matchTaat(
   input: MatchInput,
   filters: SegmentFilters,
   perToken: TokenCursor[][],
-  /** Token indexes, rarest first. */
-  order: number[],
+  /** Documents per token (summed over its candidates). */
+  df: number[],
   texts: (TextIndex | null)[],
   arrayField: boolean[],
   weights: number[],
@@ -447,6 +446,7 @@ function matchTaat(
   // Rarest token first: a document must hold every token, so from the second token on only
   // documents holding all the earlier ones are updated (`need`), and only they need
   // clearing below. On "library for the" this skips most postings of "for" and "the*".
+  const order = Array.from({ length: T }, (_, t) => t).sort((a, b) => df[a]! - df[b]!);
   let need = 0;
   for (const t of order) {
     const bit = 1 << t;
