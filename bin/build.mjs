@@ -79,7 +79,7 @@ rmSync(old, { recursive: true, force: true });
 
 // The code cache: a child process runs the common commands on a throw-away directory. It
 // runs on the final dist/, as V8 keeps the script's path in the cache (for stack traces).
-const warm = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(path.join(root, 'bin', 'program.cjs'))}).warmCache(${JSON.stringify(path.join(root, 'dist'))})`], {
+const warm = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(path.join(root, 'bin', 'warm-cache.cjs'))}).warmCache(${JSON.stringify(path.join(root, 'dist'))})`], {
   stdio: ['ignore', 'ignore', 'pipe'],
   encoding: 'utf8',
 });

@@ -17,7 +17,6 @@ import { UsageError, type ExitCode } from '../commands/common.js';
 import { FathomError } from '../src/errors.js';
 import { VERSION } from '../src/version.js';
 
-
 function report(e: unknown, debug: boolean): number {
   if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
   const usage = e instanceof UsageError || (e instanceof FathomError && ['BAD_PARAMETER', 'BAD_FILTER', 'BAD_SORT'].includes(e.code));

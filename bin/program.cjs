@@ -13,7 +13,7 @@
 //
 // The cache is written after a command has run, so it holds the functions that command
 // compiled, not only the top level. `npm install` builds it with a warm-up run of the
-// common commands (bin/build.mjs, warmCache below). The cache file starts with the build id
+// common commands (bin/build.mjs, bin/warm-cache.cjs). The cache file starts with the build id
 // of the bundle it belongs to: V8 checks only the source length, so a cache left over from
 // another build of the same length must never be used. Writing it is best effort
 // (a read-only install simply runs without one).
@@ -139,54 +139,4 @@ function loadProgram(distDir = path.join(__dirname, '..', 'dist')) {
   };
 }
 
-/**
- * Runs the common commands once on a throw-away data directory (create, import, export,
- * get, search as JSON and for people) and saves the code cache they leave behind. Used by
- * bin/build.mjs in a child process whose output is discarded.
- */
-async function warmCache(distDir) {
-  const os = require('node:os');
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'fathom-warm-'));
-  try {
-    const schema = path.join(work, 'schema.json');
-    const docs = path.join(work, 'docs.jsonl');
-    fs.writeFileSync(
-      schema,
-      JSON.stringify({
-        name: 'warm',
-        fields: [
-          { name: 'name', type: 'string' },
-          { name: 'summary', type: 'string' },
-          { name: 'section', type: 'string', facet: true },
-          { name: 'size', type: 'int32', optional: true, sort: true },
-          { name: 'tags', type: 'string[]', optional: true },
-        ],
-      }),
-    );
-    const words = ['library', 'python', 'network', 'server', 'editor', 'graphics', 'kernel', 'utility'];
-    const lines = [];
-    for (let i = 0; i < 200; i++) {
-      const w = (k) => words[(i * 7 + k * 3) % words.length];
-      lines.push(JSON.stringify({ name: `pkg-${w(0)}-${i}`, summary: `${w(1)} ${w(2)} for ${w(3)} tools`, section: w(4), size: i * 13, tags: [w(5), w(6)] }));
-    }
-    fs.writeFileSync(docs, lines.join('\n') + '\n');
-    const { main, saveCache } = loadProgram(distDir);
-    const d = ['--data-dir', path.join(work, 'data')];
-    const run = async (...args) => {
-      const code = await main(['node', 'fathom', ...args, ...d]);
-      if (code !== 0) throw new Error(`warm-up: \`fathom ${args.join(' ')}\` exited with ${code}`);
-    };
-    await run('collections', 'create', schema);
-    await run('import', 'warm', docs);
-    await run('collections', 'list');
-    await run('export', 'warm');
-    await run('documents', 'get', 'warm', '0');
-    await run('search', 'warm', '-q', 'pyhton librar', '--query-by', 'name,summary', '--facet-by', 'section', '--filter-by', 'size:>10', '--json');
-    await run('search', 'warm', '-q', 'network server', '--query-by', 'name,summary', '--sort-by', 'size:desc');
-    if (!saveCache(true)) throw new Error('could not write the code cache');
-  } finally {
-    fs.rmSync(work, { recursive: true, force: true });
-  }
-}
-
-module.exports = { buildId, loadProgram, warmCache, withBuildId };
+module.exports = { buildId, loadProgram, withBuildId };

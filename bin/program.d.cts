@@ -10,5 +10,4 @@ export interface LoadedProgram {
 /** The build id on the last line of a bundle ('' when there is none). */
 export function buildId(source: string): string;
 export function loadProgram(distDir?: string): LoadedProgram;
-export function warmCache(distDir: string): Promise<void>;
 export function withBuildId(source: string): string;
