@@ -197,12 +197,26 @@ describe('typo tolerance', () => {
         q = w.join('') || q;
       }
       for (const max of [1, 2]) {
+        // (every term at most once: the candidate lists add up document counts per emission)
         const got = new Map<string, number>();
-        enumerateTerms(table, q, max, false, (i, c) => got.set(words[i]!, c));
+        let emitted = 0;
+        enumerateTerms(table, q, max, false, (i, c) => {
+          got.set(words[i]!, c);
+          emitted++;
+        });
+        expect(emitted).toBe(got.size);
         const want = new Map(words.map((w) => [w, editDistance(q, w)] as [string, number]).filter(([, d]) => d <= max));
         expect(got).toEqual(want);
         const gotP = new Map<string, number>();
-        enumerateTerms(table, q, max, true, (i, c) => gotP.set(words[i]!, Math.min(c, gotP.get(words[i]!) ?? 99)));
+        let emittedP = 0;
+        const emitP = (i: number, c: number) => {
+          gotP.set(words[i]!, Math.min(c, gotP.get(words[i]!) ?? 99));
+          emittedP++;
+        };
+        enumerateTerms(table, q, max, true, emitP, (lo, hi, c) => {
+          for (let i = lo; i < hi; i++) emitP(i, c);
+        });
+        expect(emittedP).toBe(gotP.size);
         const wantP = new Map(
           words
             .map((w) => [w, Math.min(...Array.from({ length: w.length + 1 }, (_, k) => editDistance(q, w.slice(0, k))))] as [string, number])

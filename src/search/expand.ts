@@ -11,16 +11,23 @@
  *                               \-> lo -> ... row minimum 2 > 1          pruned
  *
  * The children of a node are the runs of equal code units at that depth inside the
- * node's [lo, hi) range of the table, found by galloping search. With `prefix`, a term
- * matches when any of its prefixes is within the allowed typos.
+ * node's [lo, hi) range of the table: at depths 0 to 2 they come from the table's head
+ * index (StringTable.heads), deeper by galloping search. With `prefix`, a term matches
+ * when any of its prefixes is within the allowed typos.
  *
- * Most nodes have spent their whole typo budget ("no slack": every cell of the row is at
- * maxCost). Such a node's child survives only on a character the query has within the
- * band (or one that completes a transposition), so the walk looks those few characters
- * up by binary search instead of computing a row for each of the node's children:
+ * Most nodes have spent their whole typo budget ("spent": every cell of the row is at
+ * maxCost). Below such a node a term survives only by continuing with the rest of the
+ * query exactly, from one of the cells at maxCost (or after completing a transposition,
+ * which costs exactly maxCost there). So the walk stops descending and looks those few
+ * continuations up, one binary search each:
  *
- *   query "lnux", 1 typo, node "x" (row 1 1 2 ..): children "xa" .. "xz" -> look up only
- *   "l" and "n"; on the Debian names/descriptions a 1-typo walk went 240-270 -> 110-120 us
+ *   query "lnux", 1 typo, node "x" (row 1 1 2 ..): cells 0 and 1 are at 1, so only the
+ *   terms "x" + "lnux" and "x" + "nux" can match; no node below "x" is visited
+ *
+ * On the HTTP benchmark's typo-heavy queries a 2-typo walk of the 36k-term name
+ * dictionary visited ~3,000 nodes and took ~540 us, nearly all of it binary searches at
+ * depths 2 and 3; looking continuations up whole, and depth 2's children in the head
+ * index, brought the mean query from 1.43 to ~1.0 ms.
  * (Idea after Steve Hanov's "Fast and Easy Levenshtein distance using a Trie".)
  *
  * Hot: runs once per query token, field and segment whenever typos are allowed; the walk
@@ -41,14 +48,16 @@ interface Walk {
   maxDepth: number;
   rows: Int32Array[];
   labels: Int32Array;
-  /** Scratch for the characters a no-slack node's children may carry, wantedStride per depth. */
-  wanted: Int32Array;
-  wantedStride: number;
+  /** Scratch for a spent node's matches, [lo, hi) pairs (the branch does not recurse). */
+  found: Int32Array;
   emit: Emit;
   emitRange: EmitRange;
-  /** The table's head index (StringTable.heads): children at depths 0 and 1 without a search. */
+  /** The table's head index (StringTable.heads): children at depths 0, 1 and 2 without a search. */
   h1: Int32Array;
   h2: Int32Array;
+  c3: Int32Array;
+  label3: Uint16Array;
+  start3: Int32Array;
 }
 
 /** Emits every term of `table` within `maxCost` edits of `query` (or of a prefix of it, with `prefix`). */
@@ -80,7 +89,7 @@ export function enumerateTerms(table: StringTable, query: string, maxCost: numbe
   for (let d = 0; d <= depthCap + 1; d++) rows.push(new Int32Array(m + 1).fill(maxCost + 1));
   for (let j = 0; j <= m; j++) rows[0]![j] = j <= maxCost ? j : maxCost + 1;
   const heads = table.heads();
-  const w: Walk = { offsets: table.offsets, chars: table.chars, q, m, maxCost, prefix, maxDepth: Math.min(maxDepth, depthCap), rows, labels: new Int32Array(depthCap + 2), wanted: new Int32Array((depthCap + 2) * (4 * maxCost + 4)), wantedStride: 4 * maxCost + 4, emit, emitRange: range, h1: heads.h1, h2: heads.h2 };
+  const w: Walk = { offsets: table.offsets, chars: table.chars, q, m, maxCost, prefix, maxDepth: Math.min(maxDepth, depthCap), rows, labels: new Int32Array(depthCap + 2), found: new Int32Array(4 * (2 * maxCost + 1)), emit, emitRange: range, h1: heads.h1, h2: heads.h2, c3: heads.c3, label3: heads.label3, start3: heads.start3 };
   visit(w, 0, size, 0, prefix ? m : 1 << 30);
 }
 
@@ -115,32 +124,58 @@ function visit(w: Walk, lo: number, hi: number, depth: number, best: number): vo
   const head = depth === 0 ? w.h1 : depth === 1 && w.labels[0]! < 128 ? w.h2 : NO_HEAD;
   const hb = depth === 1 ? w.labels[0]! * 129 : 0;
   const headed = head.length > 0;
-  // No slack: every cell of this row already spends the whole typo budget. A child then
-  // survives only by matching a query character its band can still match for free (or by
-  // completing a transposition), so instead of stepping through every child, look up
-  // just those characters by binary search. Most nodes below the first levels are like
-  // this; the children skipped were ~85% of the walk. (With prefix matching already
-  // satisfied, every child is emitted, so all are visited.)
+  // At depth 2 (below two ASCII characters) the children are the node's triples, kid..kidEnd.
+  let kid = 0;
+  let kidEnd = 0;
+  if (depth === 2 && w.labels[0]! < 128 && w.labels[1]! < 128) {
+    const slot = w.labels[0]! * 129 + w.labels[1]!;
+    kid = w.c3[slot]!;
+    kidEnd = w.c3[slot + 1]!;
+    if (kid === kidEnd) return;
+  }
+  // Spent: every cell of this row already costs the whole typo budget, so only exact
+  // continuations of the query survive below (see the header). Most nodes below the
+  // first levels are like this. (With prefix matching already satisfied, every child is
+  // emitted, so all are visited.)
   const d = depth + 1;
   const kLo = d - maxCost > 1 ? d - maxCost : 1;
   const kHi = d + maxCost < m ? d + maxCost : m;
   if (depth >= maxCost && !(prefix && best <= maxCost) && rowFloor(prev, kLo - 1, kHi) >= maxCost) {
-    // (one slice of `wanted` per depth: the children's walks fill deeper slices meanwhile)
-    const wanted = w.wanted;
-    const base = depth * w.wantedStride;
-    let n = base;
-    for (let k = kLo; k <= kHi; k++) if (prev[k - 1]! <= maxCost) n = addChar(wanted, base, n, q[k - 1]!);
+    // Continuations: a lead character, then q[r..m) exactly. A cell at maxCost continues
+    // only by matching q from there on; a transposition completed by the child costs
+    // exactly maxCost too (its parent cell is at least maxCost - 1), then the same.
+    const found = w.found;
+    let nf = 0;
+    for (let k = kLo; k <= kHi; k++) if (prev[k - 1]! <= maxCost) nf = exhausted(w, i, hi, depth, head, hb, kid, kidEnd, q[k - 1]!, k, nf);
     if (depth > 0) {
       const pprev = w.rows[depth - 1]!;
       const pch = w.labels[depth - 1]!;
-      for (let k = kLo > 2 ? kLo : 2; k <= kHi; k++) if (q[k - 1] === pch && pprev[k - 2]! + 1 <= maxCost) n = addChar(wanted, base, n, q[k - 2]!);
+      for (let k = kLo > 2 ? kLo : 2; k <= kHi; k++) if (q[k - 1] === pch && pprev[k - 2]! + 1 <= maxCost) nf = exhausted(w, i, hi, depth, head, hb, kid, kidEnd, q[k - 2]!, k, nf);
     }
-    for (let x = base; x < n; x++) {
-      const ch = wanted[x]!;
-      const fast = headed && ch < 128;
-      const a = fast ? head[hb + ch]! : lowerBound(offsets, chars, i, hi, depth, ch);
-      if (a < hi && chars[offsets[a]! + depth] === ch) child(w, a, fast ? head[hb + ch + 1]! : runEnd(offsets, chars, a, hi, depth, ch), depth, ch, best);
+    // Each term once. Exact finds never repeat: continuations of one length differ in their
+    // lead, as a transposition's lead q[k-2] equal to q[k-1] would have left a cell below
+    // maxCost. Prefix ranges can nest ("ab" holds "abc"): keep the outermost.
+    for (let x = 0; x < nf; x += 2) {
+      if (!prefix) {
+        w.emit(found[x]!, maxCost);
+        continue;
+      }
+      const a = found[x]!;
+      const b = found[x + 1]!;
+      let covered = false;
+      for (let y = 0; y < nf && !covered; y += 2) {
+        if (y === x) continue;
+        const c = found[y]!;
+        const e = found[y + 1]!;
+        covered = c <= a && b <= e && (c < a || e > b || y < x);
+      }
+      if (!covered) w.emitRange(a, b, maxCost);
     }
+    return;
+  }
+  if (kid < kidEnd) {
+    const { label3, start3 } = w;
+    for (let x = kid; x < kidEnd; x++) child(w, start3[x]!, x + 1 < kidEnd ? start3[x + 1]! : hi, depth, label3[x]!, best);
     return;
   }
   while (i < hi) {
@@ -151,18 +186,77 @@ function visit(w: Walk, lo: number, hi: number, depth: number, best: number): vo
   }
 }
 
+/**
+ * The terms below a spent node (every cell at maxCost) that continue with `lead` and then
+ * exactly q[r..m): one binary search instead of a walk, since no deeper row could differ. Appends the match to w.found as [lo, hi) (prefix: every term
+ * starting so; otherwise the one equal term, as [index, index + 1)); returns the new count.
+ */
+function exhausted(w: Walk, i: number, hi: number, depth: number, head: Int32Array, hb: number, kid: number, kidEnd: number, lead: number, r: number, nf: number): number {
+  const { offsets, chars, q, m } = w;
+  // (at depths 0 to 2 the head index narrows the search to the lead's run first)
+  let a = i;
+  let b = hi;
+  if (head.length > 0 && lead < 128) {
+    a = head[hb + lead]!;
+    b = head[hb + lead + 1]!;
+    if (a >= b) return nf;
+  } else if (kid < kidEnd) {
+    const label3 = w.label3;
+    let x = kid;
+    while (x < kidEnd && label3[x]! < lead) x++;
+    if (x === kidEnd || label3[x] !== lead) return nf;
+    a = w.start3[x]!;
+    b = x + 1 < kidEnd ? w.start3[x + 1]! : hi;
+  }
+  // first entry of [a, b) that is >= lead + q[r..m) from `depth` on (starting with it counts as equal)
+  let lo = a;
+  let up = b;
+  while (lo < up) {
+    const mid = (lo + up) >>> 1;
+    if (continuationCompare(offsets, chars, mid, depth, lead, q, r, m) < 0) lo = mid + 1;
+    else up = mid;
+  }
+  if (lo >= b || continuationCompare(offsets, chars, lo, depth, lead, q, r, m) !== 0) return nf;
+  let end: number;
+  if (w.prefix) {
+    up = b;
+    let x = lo + 1;
+    while (x < up) {
+      const mid = (x + up) >>> 1;
+      if (continuationCompare(offsets, chars, mid, depth, lead, q, r, m) === 0) x = mid + 1;
+      else up = mid;
+    }
+    end = x;
+  } else {
+    if (offsets[lo + 1]! - offsets[lo]! !== depth + 1 + m - r) return nf;
+    end = lo + 1;
+  }
+  w.found[nf] = lo;
+  w.found[nf + 1] = end;
+  return nf + 2;
+}
+
+/** Compares entry x's code units from `at` with lead + q[r..m): < 0, 0 when the entry starts with it, > 0. */
+function continuationCompare(offsets: Uint32Array, chars: Uint16Array, x: number, at: number, lead: number, q: Uint16Array, r: number, m: number): number {
+  let p = offsets[x]! + at;
+  const end = offsets[x + 1]!;
+  if (p >= end) return -1;
+  const d0 = chars[p]! - lead;
+  if (d0 !== 0) return d0;
+  p++;
+  for (let k = r; k < m; k++, p++) {
+    if (p >= end) return -1;
+    const d = chars[p]! - q[k]!;
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
 /** Smallest cell of row[a..b]. */
 function rowFloor(row: Int32Array, a: number, b: number): number {
   let min = row[a]!;
   for (let k = a + 1; k <= b; k++) if (row[k]! < min) min = row[k]!;
   return min;
-}
-
-/** Adds `ch` to set[from..end) unless present; returns the new end. */
-function addChar(set: Int32Array, from: number, end: number, ch: number): number {
-  for (let x = from; x < end; x++) if (set[x] === ch) return end;
-  set[end] = ch;
-  return end + 1;
 }
 
 /** First index in [i, hi) whose code unit at `depth` is >= ch (the range is sorted on it). */
