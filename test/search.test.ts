@@ -187,6 +187,7 @@ describe('typo tolerance', () => {
     const L = letters.length;
     const word = (min: number, span: number) => Array.from({ length: min + Math.floor(r() * span) }, () => letters[Math.floor(r() * L)]).join('');
     const words = [...new Set(Array.from({ length: count }, () => word(minLen, maxLen)))].sort();
+    // (the first walks of a table go without its head index, the later ones with it: both ways are checked)
     const table = StringTable.build(words);
     for (let trial = 0; trial < 60; trial++) {
       // half the queries are a dictionary word with one or two edits, so matches are found deep in the walk

@@ -33,7 +33,7 @@
  * Hot: runs once per query token, field and segment whenever typos are allowed; the walk
  * is a module-level function over typed arrays so that it stays optimised.
  */
-import type { StringTable } from '../index/codec.js';
+import type { HeadIndex, StringTable } from '../index/codec.js';
 
 export type Emit = (termIndex: number, cost: number) => void;
 export type EmitRange = (lo: number, hi: number, cost: number) => void;
@@ -88,12 +88,14 @@ export function enumerateTerms(table: StringTable, query: string, maxCost: numbe
   // cells never computed stay at maxCost + 1 ("too far"): the walk only fills a band
   for (let d = 0; d <= depthCap + 1; d++) rows.push(new Int32Array(m + 1).fill(maxCost + 1));
   for (let j = 0; j <= m; j++) rows[0]![j] = j <= maxCost ? j : maxCost + 1;
-  const heads = table.heads();
+  // (a table walked only a few times, as in a one-query CLI process, goes without one)
+  const heads = table.warmHeads() ?? NO_HEADS;
   const w: Walk = { offsets: table.offsets, chars: table.chars, q, m, maxCost, prefix, maxDepth: Math.min(maxDepth, depthCap), rows, labels: new Int32Array(depthCap + 2), found: new Int32Array(4 * (2 * maxCost + 1)), emit, emitRange: range, h1: heads.h1, h2: heads.h2, c3: heads.c3, label3: heads.label3, start3: heads.start3 };
   visit(w, 0, size, 0, prefix ? m : 1 << 30);
 }
 
 const NO_HEAD = new Int32Array(0);
+const NO_HEADS: HeadIndex = { h1: NO_HEAD, h2: NO_HEAD, c3: NO_HEAD, label3: new Uint16Array(0), start3: NO_HEAD };
 
 /** End of the run of terms in [i, hi) whose code unit at `depth` equals `ch` (galloping, then binary search). */
 function runEnd(offsets: Uint32Array, chars: Uint16Array, i: number, hi: number, depth: number, ch: number): number {
@@ -127,7 +129,7 @@ function visit(w: Walk, lo: number, hi: number, depth: number, best: number): vo
   // At depth 2 (below two ASCII characters) the children are the node's triples, kid..kidEnd.
   let kid = 0;
   let kidEnd = 0;
-  if (depth === 2 && w.labels[0]! < 128 && w.labels[1]! < 128) {
+  if (depth === 2 && w.c3.length > 0 && w.labels[0]! < 128 && w.labels[1]! < 128) {
     const slot = w.labels[0]! * 129 + w.labels[1]!;
     kid = w.c3[slot]!;
     kidEnd = w.c3[slot + 1]!;
