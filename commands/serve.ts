@@ -7,7 +7,7 @@
  */
 import os from 'node:os';
 import { Command, Option } from 'commander';
-import { SERVER_DEFAULTS, SERVE_DEFAULTS } from '../src/defaults.js';
+import { SEARCH_CACHE_ENTRIES, SERVER_DEFAULTS, SERVE_DEFAULTS } from '../src/defaults.js';
 import { parseChoice, parseIntOption, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -20,6 +20,7 @@ interface Opts {
   enableCors?: boolean;
   logLevel: (typeof LEVELS)[number];
   processes: number;
+  cacheNumEntries: number;
   enableSearchAnalytics?: boolean;
   analyticsDir?: string;
   analyticsFlushInterval?: number;
@@ -37,6 +38,11 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
       new Option('--processes <n>', 'server processes sharing the data directory (0: one per CPU core)')
         .argParser(parseIntOption('processes', 0, 64))
         .default(SERVE_DEFAULTS.processes),
+    )
+    .addOption(
+      new Option('--cache-num-entries <n>', 'answers each server process keeps for searches sent with use_cache=true (0: none)')
+        .argParser(parseIntOption('cache-num-entries', 0, 10_000_000))
+        .default(SEARCH_CACHE_ENTRIES),
     )
     .option('--enable-search-analytics', 'accepted for compatibility; analytics are not implemented yet')
     .option('--analytics-dir <dir>', 'accepted for compatibility; analytics are not implemented yet')
@@ -68,6 +74,7 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
         port: opts.apiPort,
         enableCors: opts.enableCors,
         logLevel: opts.logLevel,
+        cacheNumEntries: opts.cacheNumEntries,
       };
       let stop: () => Promise<void>;
       let done: Promise<void>;

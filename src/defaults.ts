@@ -35,6 +35,8 @@ export const DELETE_BATCH_SIZE = 1000;
 export const IMPORT_PIPELINE_DEPTH = 64;
 /** ...but no more documents than this in flight (bounds memory when batches are large). */
 export const IMPORT_PIPELINE_DOCS = 4096;
+/** Answers the search cache keeps (`fathom serve --cache-num-entries`). Range 0.. (0: none). */
+export const SEARCH_CACHE_ENTRIES = 1000;
 /** Longest document id, in characters. */
 export const MAX_ID_LENGTH = 512;
 
@@ -61,6 +63,10 @@ export const HNSW_DEFAULTS = { M: 16, ef_construction: 200 } as const;
 // ---------------------------------------------------------------------------
 
 export const SEARCH_DEFAULTS = {
+  /** Answer from the search cache (src/search/cache.ts) when it holds this search. */
+  use_cache: false,
+  /** Seconds a cached answer is kept (`use_cache`). Range 0.. (0: not cached). */
+  cache_ttl: 60,
   /** Results per page. Range 0..250. */
   per_page: 10,
   /** Largest `per_page`. */

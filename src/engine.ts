@@ -4,7 +4,7 @@
  * stopwords. Nothing above this layer touches LMDB directly.
  */
 import { FathomError } from './errors.js';
-import { DELETE_BATCH_SIZE, VECTOR_SAVE_AFTER_MS, VECTOR_SYNC_SLICE_MS } from './defaults.js';
+import { DELETE_BATCH_SIZE, SEARCH_CACHE_ENTRIES, VECTOR_SAVE_AFTER_MS, VECTOR_SYNC_SLICE_MS } from './defaults.js';
 import { openStore, write, type OpenOptions, type Store } from './storage/store.js';
 import {
   createCollection,
@@ -34,7 +34,8 @@ import { isPlainObject } from './json.js';
 import { deleteAlias, getAlias, listAliases, upsertAlias, type AliasRecord } from './collection/aliases.js';
 import { evictStore, readState } from './index/manifest.js';
 import { project, type Projection } from './io/project.js';
-import { parseSearchParams, type RawParams, type SearchParams } from './query/params.js';
+import { parseCacheParams, parseSearchParams, type RawParams, type SearchParams } from './query/params.js';
+import { SearchCache } from './search/cache.js';
 import { embeddingNeeds, filterSeqs, search, type EmbeddingNeed, type SearchResponse } from './search/search.js';
 import { deleteStopwords, getStopwords, listStopwords, putStopwords, type StopwordSet } from './stopwords/stopwords.js';
 
@@ -46,6 +47,8 @@ export interface EngineOptions extends OpenOptions {
    * 'inline' on this thread between writes, 'off' never (tests of the raw write path).
    */
   merges?: 'worker' | 'inline' | 'off';
+  /** Answers kept for searches sent with `use_cache` (default SEARCH_CACHE_ENTRIES; 0: none). */
+  searchCacheEntries?: number;
 }
 
 export interface WriteOptions {
@@ -59,6 +62,8 @@ export class Engine {
   private readonly merger: Merger;
   /** Prepares import batches ahead of their transactions (a worker thread, started on demand). */
   private readonly preparer = new Preparer();
+  /** Answers of `use_cache` searches (search/cache.ts). */
+  private readonly searchCache: SearchCache<SearchResponse>;
   private hooks: WriteHooks = vectorHooks;
   private closed = false;
 
@@ -68,6 +73,7 @@ export class Engine {
     this.store = store;
     this.modelRepositoryUrl = opts.modelRepositoryUrl ?? process.env.FATHOM_MODEL_REPOSITORY_URL;
     this.merges = opts.merges ?? 'worker';
+    this.searchCache = new SearchCache(opts.searchCacheEntries ?? SEARCH_CACHE_ENTRIES);
     this.merger = new Merger(store, this.merges === 'worker');
     this.addHooks(makeReferenceHooks(() => this.hooks));
   }
@@ -285,6 +291,20 @@ export class Engine {
    * Asynchronous because a query on an embedding field embeds `q` first.
    */
   async search(collection: string, raw: RawParams): Promise<SearchResponse> {
+    const cache = parseCacheParams(raw);
+    if (!cache.use) return this.searchNow(collection, raw);
+    const key = SearchCache.key(collection, raw);
+    // (read before the search: a write that lands meanwhile leaves the entry stale-marked, not stale)
+    const record = getRecord(this.store, collection);
+    const version = [record, readState(this.store, record.id)];
+    const hit = this.searchCache.get(key, version);
+    if (hit) return hit;
+    const answer = await this.searchNow(collection, raw);
+    this.searchCache.set(key, version, answer, cache.ttlMs);
+    return answer;
+  }
+
+  private async searchNow(collection: string, raw: RawParams): Promise<SearchResponse> {
     const params = parseSearchParams(raw);
     const need = embeddingNeeds(this.store, collection, params);
     const queryVector = need ? await this.embedQuery(need, params) : undefined;

@@ -2,7 +2,7 @@
  * HTTP benchmark: autocannon against `fathom serve` on the Debian packages collection.
  *
  *   node bench/http/run.mjs bench.ts [--dataset FILE] [--data-dir DIR] [--processes 1,2]
- *        [--threads N] [--connections 64] [--duration 10] [--during-import] [--rate R]
+ *        [--threads N] [--connections 64] [--duration 10] [--during-import] [--rate R] [--use-cache]
  *
  * For each process count it starts the real binary (dist/, so run `npm run build`
  * first) with logging at warn, and measures in one run:
@@ -11,6 +11,8 @@
  * With --during-import it then imports the whole data set through the API into a new
  * collection while searches run (at --rate requests/s if given, else flat out) and
  * reports search latency during the import.
+ * With --use-cache every search asks for the search cache (use_cache=true): the 5,000
+ * queries repeat, so after the first pass this measures cached answers, not the engine.
  * With --threads N the server runs searches on N worker threads instead (bench-only
  * experiment, threads-server.ts) for the worker-threads-vs-processes comparison.
  */
@@ -33,6 +35,7 @@ const connections = Number(arg('connections', '64'));
 const duration = Number(arg('duration', '10'));
 const duringImport = arg('during-import') !== undefined;
 const rate = arg('rate') ? Number(arg('rate')) : undefined;
+const useCache = arg('use-cache') !== undefined;
 
 interface Result {
   label: string;
@@ -111,7 +114,7 @@ function searchRequests(queries: string[]) {
       method: 'GET' as const,
       setupRequest: (req: { path: string }) => {
         const q = queries[i++ % queries.length]!;
-        req.path = `/collections/packages/documents/search?q=${encodeURIComponent(q)}&query_by=${QUERY_BY}&per_page=10`;
+        req.path = `/collections/packages/documents/search?q=${encodeURIComponent(q)}&query_by=${QUERY_BY}&per_page=10${useCache ? '&use_cache=true' : ''}`;
         return req;
       },
     },
@@ -158,6 +161,7 @@ async function main() {
   const queries = makeQueries(await vocabulary(dataset), 5000);
   console.log(`sample queries: ${queries.slice(0, 6).map((q) => JSON.stringify(q)).join(', ')}`);
   console.log(`machine: ${os.cpus().length} x ${os.cpus()[0]?.model}; node ${process.version}; ${connections} connections, ${duration} s per run\n`);
+  if (useCache) console.log(`use_cache=true: the ${queries.length} queries repeat, so most searches are answered from the cache\n`);
   const headers = { 'x-typesense-api-key': KEY };
 
   for (const processes of threads > 0 ? [1] : processesList) {

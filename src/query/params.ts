@@ -106,6 +106,14 @@ function perField<T>(raw: RawParams, k: string, n: number, dflt: T, parse: (s: s
   return parts.map(parse);
 }
 
+/** `use_cache` and `cache_ttl` (seconds), checked; the cache itself is src/search/cache.ts. */
+export function parseCacheParams(raw: RawParams): { use: boolean; ttlMs: number } {
+  return {
+    use: bool(raw, 'use_cache', SEARCH_DEFAULTS.use_cache),
+    ttlMs: int(raw, 'cache_ttl', SEARCH_DEFAULTS.cache_ttl, 0, 2 ** 31 - 1) * 1000,
+  };
+}
+
 export function parseSearchParams(raw: RawParams): SearchParams {
   const q = str(raw, 'q');
   const queryBy = parseFieldList(str(raw, 'query_by')) ?? [];

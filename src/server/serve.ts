@@ -25,6 +25,8 @@ export interface ServeOptions {
   enableCors?: boolean;
   logLevel?: LogLevel;
   logStream?: Writable;
+  /** Answers kept for `use_cache` searches, per process (default SEARCH_CACHE_ENTRIES). */
+  cacheNumEntries?: number;
   /** In-flight requests get this long after a stop request, ms (default SERVE_DEFAULTS.shutdownGraceMs). */
   shutdownGraceMs?: number;
   /** Overrides of the protective limits (tests use short ones). */
@@ -70,7 +72,7 @@ export async function ensureFirstKey(store: Store, apiKey: string | undefined): 
 }
 
 export async function startServer(opts: ServeOptions, role: ProcessRole = {}): Promise<RunningServer> {
-  const engine = Engine.open(opts.dataDir, role.engine ?? { merges: 'worker' });
+  const engine = Engine.open(opts.dataDir, { ...(role.engine ?? { merges: 'worker' }), searchCacheEntries: opts.cacheNumEntries });
   const { app, setHealthy } = buildApp({
     engine,
     apiKey: opts.apiKey,
