@@ -215,14 +215,9 @@ export interface HeadIndex {
   start3: Int32Array;
 }
 
-function grow16(a: Uint16Array): Uint16Array {
-  const b = new Uint16Array(a.length * 2);
-  b.set(a);
-  return b;
-}
-
-function grow32(a: Int32Array): Int32Array {
-  const b = new Int32Array(a.length * 2);
+/** A copy of `a` with room for `n` elements (the rest zero). */
+export function grown<A extends Int32Array | Uint16Array>(a: A, n: number): A {
+  const b = new (a.constructor as new (n: number) => A)(n);
   b.set(a);
   return b;
 }
@@ -324,8 +319,8 @@ export class StringTable {
         c2[slot]++;
         if (len >= 3 && s < 128 && (slot !== lastSlot || ch[a + 2] !== lastThird)) {
           if (n3 === label3.length) {
-            label3 = grow16(label3);
-            start3 = grow32(start3);
+            label3 = grown(label3, n3 * 2);
+            start3 = grown(start3, n3 * 2);
           }
           label3[n3] = ch[a + 2]!;
           start3[n3++] = i;

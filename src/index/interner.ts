@@ -15,6 +15,7 @@
  * order of first appearance. (One interner kept for a field's lifetime, to make each
  * term's string once per process, was slower: its tables outgrow the CPU caches.)
  */
+import { grown } from './codec.js';
 
 /** FNV-1a over UTF-16 code units. Hot: once per token occurrence. */
 function hashChars(chars: Uint16Array, len: number): number {
@@ -75,10 +76,7 @@ export class TermInterner {
   growScratch(len: number): Uint16Array {
     let cap = this.scratch.length * 2;
     while (cap < len) cap *= 2;
-    const s = new Uint16Array(cap);
-    s.set(this.scratch);
-    this.scratch = s;
-    return s;
+    return (this.scratch = grown(this.scratch, cap));
   }
 
   private insert(term: string, h: number, slot: number): number {
@@ -114,11 +112,5 @@ export class TermInterner {
     this.slots = slots;
     this.mask = mask;
   }
-}
-
-function grown<A extends Int32Array | Uint16Array>(a: A, n: number): A {
-  const b = new (a.constructor as new (n: number) => A)(n);
-  b.set(a);
-  return b;
 }
 

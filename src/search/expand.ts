@@ -190,8 +190,9 @@ function visit(w: Walk, lo: number, hi: number, depth: number, best: number): vo
 
 /**
  * The terms below a spent node (every cell at maxCost) that continue with `lead` and then
- * exactly q[r..m): one binary search instead of a walk, since no deeper row could differ. Appends the match to w.found as [lo, hi) (prefix: every term
- * starting so; otherwise the one equal term, as [index, index + 1)); returns the new count.
+ * exactly q[r..m): one binary search instead of a walk, since no deeper row could differ.
+ * Appends the match to w.found as [lo, hi) (prefix: every term starting so; otherwise the
+ * one equal term, as [index, index + 1)); returns the new count.
  */
 function exhausted(w: Walk, i: number, hi: number, depth: number, head: Int32Array, hb: number, kid: number, kidEnd: number, lead: number, r: number, nf: number): number {
   const { offsets, chars, q, m } = w;
@@ -259,18 +260,6 @@ function rowFloor(row: Int32Array, a: number, b: number): number {
   let min = row[a]!;
   for (let k = a + 1; k <= b; k++) if (row[k]! < min) min = row[k]!;
   return min;
-}
-
-/** First index in [i, hi) whose code unit at `depth` is >= ch (the range is sorted on it). */
-function lowerBound(offsets: Uint32Array, chars: Uint16Array, i: number, hi: number, depth: number, ch: number): number {
-  let a = i;
-  let b = hi;
-  while (a < b) {
-    const mid = (a + b) >>> 1;
-    if (chars[offsets[mid]! + depth]! < ch) a = mid + 1;
-    else b = mid;
-  }
-  return a;
 }
 
 /** The child [i, j) of a node at `depth`, labelled `ch`: its row of the table, then deeper. */
