@@ -176,6 +176,44 @@ describe('a pinned snapshot (read-only one-shot processes)', () => {
     await store.close();
   });
 
+  it('merges segments whose seqs interleave (upserts keep their seq) into seq order, answering searches as before', async () => {
+    const dir = dataDirPath();
+    const { Engine } = await import('../src/engine.js');
+    const { snapshot, isDeleted } = await import('../src/index/manifest.js');
+    const { mergeSegments } = await import('../src/index/merge.js');
+    const e = Engine.open(dir, { merges: 'off' });
+    await e.createCollection({ name: 'b', fields: [{ name: 't', type: 'string' }, { name: 'n', type: 'int32', facet: true }] });
+    const doc = (i: number, v: string) => JSON.stringify({ id: `d${i}`, t: `word${i % 5} ${v} text${i}`, n: i % 3 });
+    await e.import('b', [Buffer.from(Array.from({ length: 60 }, (_, i) => doc(i, 'first')).join('\n'))], { batchSize: 20 }, () => {});
+    // one batch: new documents and upserts of old ones (which keep their seqs 3, 17, 45)
+    const mixed = [doc(100, 'new'), doc(3, 'changed'), doc(101, 'new'), doc(45, 'changed'), doc(17, 'changed'), doc(102, 'new')];
+    await e.import('b', [Buffer.from(mixed.join('\n'))], { action: 'upsert', batchSize: 20 }, () => {});
+    const query = { q: 'changed', query_by: 't', facet_by: 'n', per_page: 50 };
+    const before = await e.search('b', query);
+
+    const collId = e.store.readShared<{ id: number }>(e.store.collections, 'b')!.id;
+    const snap = snapshot(e.store, collId);
+    // the upsert batch's segment spans seqs 3..62: it overlaps the segments before it
+    const last = snap.segments[snap.segments.length - 1]!.reader.seqs;
+    expect(last[0]).toBeLessThan(snap.segments[0]!.reader.seqs.at(-1)!);
+    const sources = snap.segments.map((s) => ({ reader: s.reader, deleted: s.deleted }));
+    const { built, remap } = mergeSegments(sources, () => true);
+    // the reference: every live (seq, source, ordinal), sorted by seq
+    const live: Array<[number, number, number]> = [];
+    sources.forEach((s, si) => s.reader.seqs.forEach((seq, o) => (isDeleted(s.deleted, o) ? undefined : live.push([seq, si, o]))));
+    live.sort((a, b) => a[0] - b[0]);
+    expect([...built.seqs]).toEqual(live.map((l) => l[0]));
+    live.forEach(([, si, o], i) => expect(remap[si]![o]).toBe(i));
+
+    await e.optimize('b');
+    expect(snapshot(e.store, collId).segments.length).toBe(1);
+    const after = await e.search('b', query);
+    const strip = (r: Record<string, unknown>) => ({ ...r, search_time_ms: 0 });
+    expect(after.found).toBe(3);
+    expect(strip(after as never)).toEqual(strip(before as never));
+    await e.close();
+  });
+
   it('reads index segments stored in format 1, one value per field, and merges them into format 2', async () => {
     const dir = dataDirPath();
     const { Engine } = await import('../src/engine.js');

@@ -68,23 +68,12 @@ export interface MergeOptions {
 }
 
 export function mergeSegments(sources: MergeSource[], keepField: (fieldId: number) => boolean, opts: MergeOptions = {}): MergeResult {
-  // 1. New ordinals, in seq order.
-  const live: Array<[number, number, number]> = []; // seq, source, ord
-  for (let s = 0; s < sources.length; s++) {
-    const { reader, deleted } = sources[s]!;
-    for (let o = 0; o < reader.n; o++) if (!isDeleted(deleted, o)) live.push([reader.seqs[o]!, s, o]);
-  }
-  live.sort((a, b) => a[0] - b[0]);
-  const n = live.length;
+  // 1. New ordinals, in seq order: which (source, old ordinal) each comes from, and back.
+  const origin = liveInSeqOrder(sources);
+  const n = origin.seqs.length;
+  const seqs = origin.seqs;
   const remap = sources.map((s) => new Int32Array(s.reader.n).fill(-1));
-  const seqs = new Uint32Array(n);
-  for (let i = 0; i < n; i++) {
-    const [seq, s, o] = live[i]!;
-    seqs[i] = seq;
-    remap[s]![o] = i;
-  }
-  // which new ordinal comes from which (source, ord): for column copies
-  const origin = live;
+  for (let i = 0; i < n; i++) remap[origin.src[i]!]![origin.ord[i]!] = i;
 
   // 2. Fields.
   const fieldMetas = new Map<number, FieldMeta>();
@@ -101,6 +90,46 @@ export function mergeSegments(sources: MergeSource[], keepField: (fieldId: numbe
   }
   const header: SegmentMeta = { v: SEGMENT_FORMAT, n, fields: metas };
   return { built: { n, seqs, minSeq: n ? seqs[0]! : 0, maxSeq: n ? seqs[n - 1]! : 0, blob: encodeSegment(header, seqs, blobs) }, remap };
+}
+
+/** The live documents of the sources in seq order: new ordinal i is source src[i]'s ordinal ord[i]. */
+interface Origin {
+  seqs: Uint32Array;
+  src: Int32Array;
+  ord: Int32Array;
+}
+
+/**
+ * The sources' live documents, ascending by seq. When the sources, taken by their first
+ * seq, follow one another (a bulk import's segments), that is their concatenation;
+ * otherwise (upserts keep their seq) a sort by seq.
+ */
+function liveInSeqOrder(sources: MergeSource[]): Origin {
+  let total = 0;
+  for (const { reader, deleted } of sources) for (let o = 0; o < reader.n; o++) if (!isDeleted(deleted, o)) total++;
+  const seqs = new Uint32Array(total);
+  const src = new Int32Array(total);
+  const ord = new Int32Array(total);
+  const order = Array.from({ length: sources.length }, (_, s) => s);
+  const first = (s: number) => (sources[s]!.reader.n > 0 ? sources[s]!.reader.seqs[0]! : 0);
+  order.sort((a, b) => first(a) - first(b));
+  let i = 0;
+  let sorted = true;
+  for (const s of order) {
+    const { reader, deleted } = sources[s]!;
+    for (let o = 0; o < reader.n; o++) {
+      if (isDeleted(deleted, o)) continue;
+      const seq = reader.seqs[o]!;
+      if (i > 0 && seq < seqs[i - 1]!) sorted = false;
+      seqs[i] = seq;
+      src[i] = s;
+      ord[i] = o;
+      i++;
+    }
+  }
+  if (sorted) return { seqs, src, ord };
+  const perm = Array.from({ length: total }, (_, j) => j).sort((a, b) => seqs[a]! - seqs[b]!);
+  return { seqs: Uint32Array.from(perm, (j) => seqs[j]!), src: Int32Array.from(perm, (j) => src[j]!), ord: Int32Array.from(perm, (j) => ord[j]!) };
 }
 
 /** Per source, the first new ordinal when every source maps onto one contiguous block (old ordinal o -> base + o); else null. */
@@ -133,45 +162,65 @@ function mergeText(
   fieldId: number,
   meta: FieldMeta,
   remap: Int32Array[],
-  origin: Array<[number, number, number]>,
+  origin: Origin,
   n: number,
   bases: Int32Array | null,
 ): Uint8Array {
   const idx = sources.map((s) => s.reader.text(fieldId));
   const k = sources.length;
-  const ords = { ords: new Int32Array(1024) }; // a source's ordinals of one term (contiguous path)
   // k-way merge of the sorted term tables, comparing stored code units directly.
   const ptr = new Int32Array(k);
   const sizes = idx.map((t) => (t ? t.terms.size : 0));
-  const w = new ByteWriter(1 << 16);
+  // room for every source's postings: the copy path writes about that much
+  let postingBytes = 1 << 16;
+  for (const t of idx) postingBytes += t ? t.postings.length : 0;
+  const w = new ByteWriter(postingBytes);
   const out = new StringTableBuilder();
   const postOffsets: number[] = [];
   const posOffsets: number[] = [];
   const docFreq: number[] = [];
   const entries: number[] = []; // newOrd, tf, from, to, source (flat)
-  const withTerm: number[] = [];
+  const withTerm = new Int32Array(k); // the sources holding the current term: withTerm[0..nw)
+  let nw = 0;
   // Sources are visited in the order of their ordinal blocks (contiguous path), so the
   // sources holding a term are found already in the order their postings are copied.
   const visit = Int32Array.from({ length: k }, (_, i) => i);
   if (bases !== null) visit.sort((a, b) => bases[a]! - bases[b]!);
+  // Each source's current term's first four code units, two per number (missing ones 0):
+  // most comparisons end there, without reading the tables. Hot: every step compares the
+  // current terms of all k sources.
+  const head0 = new Float64Array(k);
+  const head1 = new Float64Array(k);
+  const setHead = (s: number) => {
+    if (ptr[s]! >= sizes[s]!) return;
+    const tb = idx[s]!.terms;
+    const a = tb.offsets[ptr[s]!]!;
+    const len = tb.offsets[ptr[s]! + 1]! - a;
+    const c = tb.chars;
+    head0[s] = (len > 0 ? c[a]! * 65536 : 0) + (len > 1 ? c[a + 1]! : 0);
+    head1[s] = (len > 2 ? c[a + 2]! * 65536 : 0) + (len > 3 ? c[a + 3]! : 0);
+  };
+  for (let s = 0; s < k; s++) setHead(s);
   for (;;) {
     // sources whose current term is the smallest
-    withTerm.length = 0;
+    nw = 0;
     let min = -1;
     for (let j = 0; j < k; j++) {
       const s = visit[j]!;
       if (ptr[s]! >= sizes[s]!) continue;
       if (min < 0) {
         min = s;
-        withTerm.push(s);
+        withTerm[nw++] = s;
         continue;
       }
-      const c = compareEntries(idx[s]!.terms, ptr[s]!, idx[min]!.terms, ptr[min]!);
+      let c = head0[s]! - head0[min]!;
+      if (c === 0) c = head1[s]! - head1[min]!;
+      if (c === 0) c = compareEntries(idx[s]!.terms, ptr[s]!, idx[min]!.terms, ptr[min]!);
       if (c < 0) {
         min = s;
-        withTerm.length = 0;
-        withTerm.push(s);
-      } else if (c === 0) withTerm.push(s);
+        nw = 0;
+        withTerm[nw++] = s;
+      } else if (c === 0) withTerm[nw++] = s;
     }
     if (min < 0) break;
     if (bases !== null) {
@@ -179,31 +228,41 @@ function mergeText(
       postOffsets.push(w.len);
       let df = 0;
       let last = 0;
-      for (const s of withTerm) {
+      for (let j = 0; j < nw; j++) {
+        const s = withTerm[j]!;
         const ti = idx[s]!;
         const t = ptr[s]!;
-        const count = ti.docOrdinals(t, ords);
+        // the first ordinal (a varint), then the rest of the document stream as it is
+        const buf = ti.postings;
         let rest = ti.postOffsets[t]!;
-        while (ti.postings[rest++]! >= 0x80); // past the first ordinal's varint
-        w.varint(bases[s]! + ords.ords[0]! - last);
-        w.bytes(ti.postings, rest, ti.posOffsets[t]!);
-        last = bases[s]! + ords.ords[count - 1]!;
-        df += count;
+        let byte = buf[rest++]!;
+        let first = byte & 0x7f;
+        for (let scale = 128; byte >= 0x80; scale *= 128) {
+          byte = buf[rest++]!;
+          first += (byte & 0x7f) * scale;
+        }
+        w.varint(bases[s]! + first - last);
+        w.bytes(buf, rest, ti.posOffsets[t]!);
+        last = bases[s]! + ti.lastOrdinal(t);
+        df += ti.docFreq[t]!;
       }
       docFreq.push(df);
       posOffsets.push(w.len);
-      for (const s of withTerm) {
+      for (let j = 0; j < nw; j++) {
+        const s = withTerm[j]!;
         const ti = idx[s]!;
         const t = ptr[s]!;
         w.bytes(ti.postings, ti.posOffsets[t]!, ti.postOffsets[t + 1]!);
         ptr[s]!++;
+        setHead(s);
       }
       continue;
     }
     entries.length = 0;
     let sorted = true;
     let lastNo = -1;
-    for (const s of withTerm) {
+    for (let j = 0; j < nw; j++) {
+      const s = withTerm[j]!;
       const ti = idx[s]!;
       const cur = ti.cursor(ptr[s]!);
       const map = remap[s]!;
@@ -218,7 +277,10 @@ function mergeText(
     }
     const minTable = idx[min]!.terms;
     const minIdx = ptr[min]!;
-    for (const s of withTerm) ptr[s]!++;
+    for (let j = 0; j < nw; j++) {
+      ptr[withTerm[j]!]!++;
+      setHead(withTerm[j]!);
+    }
     const count = entries.length / 5;
     if (count === 0) continue;
     let order: number[] | undefined;
@@ -246,16 +308,20 @@ function mergeText(
   postOffsets.push(w.len);
   // Lengths (ragged) and values, in new ordinal order.
   const lenOffsets = new Uint32Array(n + 1);
-  const lengths: number[] = [];
+  let room = 0;
+  for (const t of idx) room += t ? t.lengths.values.length : 0;
+  const lengths = new Uint32Array(room);
+  let nl = 0;
   const values: (string | string[] | undefined)[] = meta.values ? new Array(n) : [];
   for (let i = 0; i < n; i++) {
-    lenOffsets[i] = lengths.length;
-    const [, s, o] = origin[i]!;
+    lenOffsets[i] = nl;
+    const s = origin.src[i]!;
+    const o = origin.ord[i]!;
     const t = idx[s];
     if (!t) continue;
     const a = t.lengths.offsets[o]!;
     const b = t.lengths.offsets[o + 1]!;
-    for (let k = a; k < b; k++) lengths.push(t.lengths.values[k]!);
+    for (let k = a; k < b; k++) lengths[nl++] = t.lengths.values[k]!;
     if (meta.values && t.valueIds) {
       const strs = t.valueStrings();
       const va = t.valueIds.offsets[o]!;
@@ -269,7 +335,7 @@ function mergeText(
       }
     }
   }
-  lenOffsets[n] = lengths.length;
+  lenOffsets[n] = nl;
   const table = out.build();
   const sections = new Map<number, Section>([
     [TAG.TERM_OFFSETS, table.offsets],
@@ -277,21 +343,22 @@ function mergeText(
     [TAG.POST_OFFSETS, Uint32Array.from(postOffsets)],
     [TAG.POS_OFFSETS, Uint32Array.from(posOffsets)],
     [TAG.DOC_FREQ, Uint32Array.from(docFreq)],
-    [TAG.POSTINGS, w.result().slice()],
-    [TAG.LENGTHS, Uint32Array.from(lengths)],
+    [TAG.POSTINGS, w.result()],
+    [TAG.LENGTHS, lengths.subarray(0, nl)],
     [TAG.LEN_OFFSETS, lenOffsets],
   ]);
   if (meta.values) addValueSections(sections, values, n);
   return encodeBlob(sections);
 }
 
-function mergeNumeric(sources: MergeSource[], fieldId: number, origin: Array<[number, number, number]>, n: number): Uint8Array {
+function mergeNumeric(sources: MergeSource[], fieldId: number, origin: Origin, n: number): Uint8Array {
   const cols = sources.map((s) => s.reader.numeric(fieldId));
   const offsets = new Uint32Array(n + 1);
   const values: number[] = [];
   for (let i = 0; i < n; i++) {
     offsets[i] = values.length;
-    const [, s, o] = origin[i]!;
+    const s = origin.src[i]!;
+    const o = origin.ord[i]!;
     const c = cols[s];
     if (!c) continue;
     for (let k = c.offsets[o]!; k < c.offsets[o + 1]!; k++) values.push(c.values[k]!);

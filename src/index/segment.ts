@@ -473,6 +473,29 @@ export class TextIndex {
     return df;
   }
 
+  /**
+   * The last document ordinal of term index `t`: docOrdinals' sum of deltas, without
+   * storing them. For merges that copy postings whole (once per term per source).
+   */
+  lastOrdinal(t: number): number {
+    const df = this.docFreq[t]!;
+    const buf = this.postings;
+    let p = this.postOffsets[t]!;
+    let d = 0;
+    for (let i = 0; i < df; i++) {
+      let byte = buf[p++]!;
+      d += byte & 0x7f;
+      let scale = 128;
+      while (byte >= 0x80) {
+        byte = buf[p++]!;
+        d += (byte & 0x7f) * scale;
+        scale *= 128;
+      }
+      while (buf[p++]! >= 0x80); // tf
+    }
+    return d;
+  }
+
   /** A cursor over the postings of term index `t`. */
   cursor(t: number): PostingCursor {
     return new PostingCursor(this.postings, this.postOffsets[t]!, this.posOffsets[t]!, this.docFreq[t]!);

@@ -140,9 +140,14 @@ export async function importLines(
     inflight.push(entry);
   };
 
-  /** A batch of raw lines, prepared ahead (in the worker from the second batch on). */
+  /**
+   * A batch of raw lines, prepared ahead (in the worker from the second batch on). A full
+   * first batch means more lines may follow: the worker starts booting on its own core
+   * before the first batch is prepared here, rather than after it is written.
+   */
   const submitRaw = async () => {
     if (raws.length === 0) return;
+    if (prepared === 0 && raws.length >= batchSize) opts.preparer!.warm();
     const lines = packLines(raws);
     raws = [];
     const entry: (typeof inflight)[number] = { texts: [], done: undefined as unknown as Promise<OpResult[]> };
