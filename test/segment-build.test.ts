@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { openEngine } from './helpers.js';
 import { getSchema, fieldTokenizer } from '../src/collection/catalog.js';
-import { ELEMENT_SHIFT, SegmentBuilder, SegmentReader } from '../src/index/segment.js';
+import { ELEMENT_SHIFT, SegmentBuilder, SegmentReader, sortedTermIds } from '../src/index/segment.js';
 import { TermInterner } from '../src/index/interner.js';
 import type { Field } from '../src/schema/schema.js';
 
@@ -122,5 +122,26 @@ describe('the term interner', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('the term table order', () => {
+  it('sorts term ids exactly as sorting their strings does', () => {
+    // units that tie on a two-unit prefix, a NUL, surrogate halves and units above 0x7fff
+    const unit = fc.constantFrom('a', 'b', 'ab', '\u0000', 'é', '日', '\ud83d', '\ude00', '\uffff', '9');
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.string({ unit, minLength: 1, maxLength: 7 }), { maxLength: 300 }), (terms) => {
+        const ids = sortedTermIds(terms);
+        expect([...ids].map((i) => terms[i])).toEqual([...terms].sort());
+      }),
+      { numRuns: 300 },
+    );
+    // terms that end where others go on, and code units at both ends of the range
+    const edges = ['b', 'a\uffff', 'a\uffff\u0000', 'a', 'ab', 'ab\u0000', '\u0000', '\uffff\uffff', 'a\uffffa', '\uffff', 'b\u0000\u0000', 'ba'];
+    for (const [copies, reverse] of [[1, false], [30, false], [1, true], [30, true]] as const) {
+      const terms = edges.concat(Array.from({ length: copies }, (_, i) => `a\uffff${i}`));
+      if (reverse) terms.reverse();
+      expect([...sortedTermIds(terms)].map((i) => terms[i])).toEqual([...terms].sort());
+    }
   });
 });
