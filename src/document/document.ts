@@ -293,6 +293,11 @@ export interface PrepareOptions {
   mode: DirtyValues;
   /** Id to use when the document has none. */
   generateId: () => string;
+  /**
+   * The caller hands the input over (a document it has just parsed): `stored` is then the
+   * input itself, changed in place, rather than a copy. Default false.
+   */
+  owned?: boolean;
 }
 
 /**
@@ -308,9 +313,12 @@ export function prepareDocument(schema: Schema, input: unknown, opts: PrepareOpt
 
   const nested = schema.record.enable_nested_fields;
   const mode = opts.mode;
-  const stored: Record<string, unknown> = { ...doc };
+  const idGenerated = !('id' in doc);
+  let asGiven = idGenerated || (doc.id !== undefined && doc.id !== null);
+  // Hot (every imported document): an import hands over what it parsed, and copying it
+  // was half of this function's own time.
+  const stored: Record<string, unknown> = opts.owned ? doc : { ...doc };
   if (doc.id === undefined || doc.id === null) stored.id = id;
-  let asGiven = !('id' in doc) || (doc.id !== undefined && doc.id !== null);
   const values: Array<[Field, IndexValue]> = [];
   const discovered: Array<Omit<FieldDef, 'id'>> = [];
   const seen = new Set<string>();
@@ -396,7 +404,7 @@ export function prepareDocument(schema: Schema, input: unknown, opts: PrepareOpt
     }
     docError(`field \`${f.name}\` is required by the schema but missing from the document`);
   }
-  return { id, stored, values, discovered, asGiven, idGenerated: !('id' in doc) };
+  return { id, stored, values, discovered, asGiven, idGenerated };
 }
 
 function dropField(stored: Record<string, unknown>, name: string, field: Field, message: string) {

@@ -107,7 +107,7 @@ export function prepareBatch(req: PrepareRequest, schema: Schema = new Schema(re
         fallback = 'a null id';
         break;
       }
-      const prepared = prepareDocument(schema, input, { mode, generateId: () => PENDING_ID });
+      const prepared = prepareDocument(schema, input, { mode, generateId: () => PENDING_ID, owned: true });
       if (prepared.discovered.length > 0) {
         fallback = 'new fields';
         break;
