@@ -16,11 +16,12 @@
  * term's string once per process, was slower: its tables outgrow the CPU caches.)
  */
 import { grown } from './codec.js';
+import { FNV_BASIS, fnvStep } from '../tokenizer/tokenizer.js';
 
-/** FNV-1a over UTF-16 code units. Hot: once per token occurrence. */
+/** FNV-1a of chars[0..len). Hot: once per token occurrence. */
 function hashChars(chars: Uint16Array, len: number): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < len; i++) h = Math.imul(h ^ chars[i]!, 0x01000193);
+  let h = FNV_BASIS;
+  for (let i = 0; i < len; i++) h = fnvStep(h, chars[i]!);
   return h | 0;
 }
 
@@ -46,8 +47,12 @@ export class TermInterner {
    * term as a string when the caller has one (made here otherwise, for a new term only).
    */
   idOfScratch(len: number, term?: string): number {
+    return this.idOfHashed(len, hashChars(this.scratch, len), term);
+  }
+
+  /** idOfScratch for a caller that hashed the characters as it wrote them (FNV_BASIS, fnvStep). Hot. */
+  idOfHashed(len: number, h: number, term?: string): number {
     const s = this.scratch;
-    const h = hashChars(s, len);
     const slots = this.slots;
     const mask = this.mask;
     for (let p = h & mask; ; p = (p + 1) & mask) {

@@ -128,11 +128,22 @@ export function termLookup(set: Set<string>): TermLookup {
   return { set, fits };
 }
 
+/**
+ * FNV-1a over UTF-16 code units, the hash of the term interner (index/interner.ts):
+ * start from FNV_BASIS, one fnvStep per unit, then `| 0`. termIdsInto hashes each word as
+ * it writes it, so the interner does not read it again to hash it.
+ */
+export const FNV_BASIS = 0x811c9dc5;
+export function fnvStep(h: number, unit: number): number {
+  return Math.imul(h ^ unit, 0x01000193);
+}
+
 /** What termIdsInto needs of a term interner (index/interner.ts). */
 export interface TermIds {
   scratch: Uint16Array;
   growScratch(len: number): Uint16Array;
-  idOfScratch(len: number): number;
+  /** The id of scratch[0..len), whose FNV-1a hash (index/interner.ts) is `h`. */
+  idOfHashed(len: number, h: number): number;
 }
 
 /** Token offsets of a text and which tokens are terms (see Tokenizer.markTerms); reused between calls. */
@@ -245,28 +256,25 @@ export class Tokenizer {
     let ids = out.ids;
     let count = 0;
     let len = 0;
-    let dirty = false;
+    let h = FNV_BASIS; // of the word so far, as written (lower-cased)
     for (let i = 0; i <= n; i++) {
       const c = i < n ? text.charCodeAt(i) : 32;
       if (c >= 128) return -1;
       const cls = table[c]!;
       if (cls === 1 || cls === 3) {
         if (len === scratch.length) scratch = interner.growScratch(len + 1);
-        scratch[len++] = c;
-        if (cls === 3) dirty = true;
-      } else if (cls === 0) dirty = true;
-      else {
-        if (len > 0) {
-          if (dirty) for (let k = 0; k < len; k++) if (scratch[k]! >= 65 && scratch[k]! <= 90) scratch[k] = scratch[k]! + 32;
-          if (count === ids.length) {
-            const g = new Int32Array(ids.length * 2);
-            g.set(ids);
-            ids = out.ids = g;
-          }
-          ids[count++] = interner.idOfScratch(len);
-          len = 0;
+        const unit = cls === 3 ? c + 32 : c; // A-Z to a-z
+        scratch[len++] = unit;
+        h = fnvStep(h, unit);
+      } else if (cls === 2 && len > 0) {
+        if (count === ids.length) {
+          const g = new Int32Array(ids.length * 2);
+          g.set(ids);
+          ids = out.ids = g;
         }
-        dirty = false;
+        ids[count++] = interner.idOfHashed(len, h | 0);
+        len = 0;
+        h = FNV_BASIS;
       }
     }
     return count;
