@@ -144,4 +144,13 @@ describe('the term table order', () => {
       expect([...sortedTermIds(terms)].map((i) => terms[i])).toEqual([...terms].sort());
     }
   });
+
+  it('sorts more terms than the packed keys have room for (over 2^19) by comparing strings', () => {
+    const terms = Array.from({ length: 2 ** 19 + 100 }, (_, i) => (i * 7919).toString(36));
+    const ids = sortedTermIds(terms);
+    const want = [...terms].sort();
+    let wrong = -1;
+    for (let i = 0; i < ids.length && wrong < 0; i++) if (terms[ids[i]!] !== want[i]) wrong = i;
+    expect(wrong).toBe(-1);
+  });
 });

@@ -555,7 +555,9 @@ export class TextIndex {
 
   /**
    * The last document ordinal of term index `t`: docOrdinals' sum of deltas, without
-   * storing them. For merges that copy postings whole (once per term per source).
+   * storing them. For merges that copy postings whole (once per term per source). The
+   * varints are read inline, as in docOrdinals: through a ByteReader the Debian merges took
+   * 1.09x the time.
    */
   lastOrdinal(t: number): number {
     const df = this.docFreq[t]!;
