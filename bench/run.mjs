@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const [name, ...args] = process.argv.slice(2);
 if (!name) {
-  console.error('usage: node bench/run.mjs <import|search|million|vector|join|http|embed> [args]');
+  console.error('usage: node bench/run.mjs <import|search|million|merge|vector|join|http|embed> [args]');
   process.exit(2);
 }
 const entry = name.endsWith('.ts') ? path.resolve(name) : path.join(root, 'bench', name, `${name}.ts`);
