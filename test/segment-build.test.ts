@@ -4,6 +4,7 @@ import { openEngine } from './helpers.js';
 import { getSchema, fieldTokenizer } from '../src/collection/catalog.js';
 import { ELEMENT_SHIFT, SegmentBuilder, SegmentReader, sortedTermIds } from '../src/index/segment.js';
 import { TermInterner } from '../src/index/interner.js';
+import { StringTable } from '../src/index/codec.js';
 import type { Field } from '../src/schema/schema.js';
 
 /**
@@ -151,6 +152,44 @@ describe('the term table order', () => {
     const want = [...terms].sort();
     let wrong = -1;
     for (let i = 0; i < ids.length && wrong < 0; i++) if (terms[ids[i]!] !== want[i]) wrong = i;
+    expect(wrong).toBe(-1);
+  });
+});
+
+describe("a term table's tails index", () => {
+  /** The reference: entries longer than `from`, by their units from `from` on, equal tails by index. */
+  const byTail = (words: string[], from: number) =>
+    words
+      .map((w, i) => [w.slice(from), i] as const)
+      .filter(([, i]) => words[i]!.length > from)
+      .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]))
+      .map(([, i]) => i);
+
+  it('orders the entries by what follows their first units, as sorting those tails does', () => {
+    // units that tie on a two-unit prefix, a NUL (which must sort after a tail's end), surrogate
+    // halves, the top unit; and a two-unit alphabet, so that runs of equal tails are long
+    const unit = fc.oneof(fc.constantFrom('a', 'b', 'ab', '\u0000', 'é', '日', '\ud83d', '\uffff', '9'), fc.constantFrom('a', '\u0000'));
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.string({ unit, maxLength: 7 }), { maxLength: 300 }), fc.integer({ min: 0, max: 4 }), (terms, from) => {
+        const words = [...terms].sort();
+        const table = StringTable.build(words);
+        expect([...table.tails(from)]).toEqual(byTail(words, from));
+      }),
+      { numRuns: 300 },
+    );
+    // a long run of tails that differ only by a trailing NUL ("a" before "a\0"), whose heads
+    // put them in the other order
+    const heads = [...'bcdefghijklmnop'];
+    const words = heads.flatMap((h, i) => [`${h}a`, `${heads[heads.length - 1 - i]}a\u0000`]).sort();
+    expect([...StringTable.build(words).tails(1)]).toEqual(byTail(words, 1));
+  });
+
+  it('orders more entries than the packed keys have room for (over 2^19) by comparing tails', () => {
+    const words = Array.from({ length: 2 ** 19 + 100 }, (_, i) => (i * 7919).toString(36)).sort();
+    const got = StringTable.build(words).tails(2);
+    const want = byTail(words, 2);
+    let wrong = got.length === want.length ? -1 : 0;
+    for (let i = 0; i < got.length && wrong < 0; i++) if (got[i] !== want[i]) wrong = i;
     expect(wrong).toBe(-1);
   });
 });

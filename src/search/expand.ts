@@ -58,6 +58,13 @@ interface Walk {
   c3: Int32Array;
   label3: Uint16Array;
   start3: Int32Array;
+  /** StringTable.tails(d) for the depths whose spent nodes are looked up all at once (else null). */
+  tails: (Int32Array | null)[];
+  /** Per such depth, the spent nodes met, as [lo, hi) pairs in table order, and their count. */
+  spent: Int32Array[];
+  nSpent: Int32Array;
+  /** Scratch for foreignChildren's windows of query characters, one slice per depth (it recurses). */
+  window: Uint16Array;
 }
 
 /** Emits every term of `table` within `maxCost` edits of `query` (or of a prefix of it, with `prefix`). */
@@ -89,9 +96,160 @@ export function enumerateTerms(table: StringTable, query: string, maxCost: numbe
   for (let d = 0; d <= depthCap + 1; d++) rows.push(new Int32Array(m + 1).fill(maxCost + 1));
   for (let j = 0; j <= m; j++) rows[0]![j] = j <= maxCost ? j : maxCost + 1;
   // (a table walked only a few times, as in a one-query CLI process, goes without one)
-  const heads = table.warmHeads() ?? NO_HEADS;
-  const w: Walk = { offsets: table.offsets, chars: table.chars, q, m, maxCost, prefix, maxDepth: Math.min(maxDepth, depthCap), rows, labels: new Int32Array(depthCap + 2), found: new Int32Array(4 * (2 * maxCost + 1)), emit, emitRange: range, h1: heads.h1, h2: heads.h2, c3: heads.c3, label3: heads.label3, start3: heads.start3 };
+  const warm = table.warmHeads();
+  const heads = warm ?? NO_HEADS;
+  // (with the head index warm, so are the tails: spent nodes at depths 2 and 3 are then
+  // looked up all at once; a cold table walks as before)
+  const tails: (Int32Array | null)[] = new Array<Int32Array | null>(TAILS_BELOW).fill(null);
+  if (warm && maxCost === 2) for (let d = 2; d < TAILS_BELOW; d++) tails[d] = table.tails(d);
+  const w: Walk = {
+    offsets: table.offsets,
+    chars: table.chars,
+    q,
+    m,
+    maxCost,
+    prefix,
+    maxDepth: Math.min(maxDepth, depthCap),
+    rows,
+    labels: new Int32Array(depthCap + 2),
+    found: new Int32Array(4 * (2 * maxCost + 1)),
+    emit,
+    emitRange: range,
+    h1: heads.h1,
+    h2: heads.h2,
+    c3: heads.c3,
+    label3: heads.label3,
+    start3: heads.start3,
+    tails,
+    spent: SPENT,
+    nSpent: new Int32Array(tails.length),
+    window: new Uint16Array((depthCap + 2) * (2 * maxCost + 2)),
+  };
   visit(w, 0, size, 0, prefix ? m : 1 << 30);
+  for (let d = 0; d < tails.length; d++) if (w.nSpent[d]! > 0) spentAtDepth(w, d);
+}
+
+/** Spent nodes at depths 2 up to this (exclusive) are looked up through StringTable.tails. */
+const TAILS_BELOW = 4;
+
+/** Scratch for Walk.spent, reused by every walk (walks run one at a time). */
+const SPENT: Int32Array[] = Array.from({ length: TAILS_BELOW }, () => new Int32Array(1024));
+/** Scratch for spentAtDepth's candidates and its distance rows. */
+let CANDS: Int32Array = new Int32Array(256);
+const DIST_ROWS = [0, 1, 2].map(() => new Int32Array(64));
+
+/**
+ * All the terms below the spent nodes met at `depth`, at once. Each is some node's label
+ * P, then one of the continuations the node-by-node lookup (`exhausted`) would try:
+ *
+ *   q[k-1..m)            k in the row's band: a cell at maxCost, then the rest exactly
+ *   q[k-2] + q[k..m)     a transposition completed by the next character
+ *
+ * The tails index (StringTable.tails) lists the terms by what follows their first `depth`
+ * units, so each continuation is one binary search over the whole table, not one per
+ * node: a 2-typo walk of the Debian `name` dictionary met ~720 spent nodes at depth 2 and
+ * made ~2,200 such searches there. A term found so is kept when it lies below a spent node
+ * of this walk (the others were walked into, or pruned), and is checked with the plain
+ * distance before it is emitted: a superset, then exact.
+ */
+function spentAtDepth(w: Walk, depth: number): void {
+  const { offsets, chars, q, m, maxCost, prefix } = w;
+  const tails = w.tails[depth]!;
+  const spent = w.spent[depth]!;
+  const ns = w.nSpent[depth]!;
+  const d = depth + 1;
+  const kLo = d - maxCost > 1 ? d - maxCost : 1;
+  const kHi = d + maxCost < m ? d + maxCost : m;
+  let nc = 0;
+  for (let k = kLo; k <= kHi; k++) {
+    for (let tr = 0; tr < 2; tr++) {
+      if (tr === 1 && k < 2) continue;
+      const lead = tr === 0 ? q[k - 1]! : q[k - 2]!;
+      // first tail >= lead + q[k..m)
+      let lo = 0;
+      let up = tails.length;
+      while (lo < up) {
+        const mid = (lo + up) >>> 1;
+        if (continuationCompare(offsets, chars, tails[mid]!, depth, lead, q, k, m) < 0) lo = mid + 1;
+        else up = mid;
+      }
+      const want = depth + 1 + m - k;
+      for (; lo < tails.length; lo++) {
+        const x = tails[lo]!;
+        if (continuationCompare(offsets, chars, x, depth, lead, q, k, m) !== 0) break;
+        // (equal tails sort before longer ones: without prefix matching, the rest are too long)
+        if (!prefix && offsets[x + 1]! - offsets[x]! !== want) break;
+        if (!inSpent(spent, ns, x)) continue;
+        if (nc === CANDS.length) CANDS = grownInts(CANDS, nc * 2);
+        CANDS[nc++] = x;
+      }
+    }
+  }
+  if (nc === 0) return;
+  const cands = CANDS.subarray(0, nc).sort();
+  for (let c = 0; c < nc; c++) {
+    const x = cands[c]!;
+    if (c > 0 && cands[c - 1] === x) continue;
+    const cost = boundedDistance(chars, offsets[x]!, offsets[x + 1]!, q, m, maxCost, prefix);
+    if (cost <= maxCost) w.emit(x, cost);
+  }
+}
+
+/** Is entry x inside one of the n [lo, hi) ranges of `spent` (sorted, disjoint)? */
+function inSpent(spent: Int32Array, n: number, x: number): boolean {
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (spent[mid * 2 + 1]! <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && spent[lo * 2]! <= x;
+}
+
+function grownInts(a: Int32Array, n: number): Int32Array {
+  const b = new Int32Array(n);
+  b.set(a);
+  return b;
+}
+
+/**
+ * The OSA distance between the term chars[a..b) and q (with `prefix`, between q and the
+ * term's closest prefix), or maxCost + 1 once it must exceed maxCost.
+ */
+function boundedDistance(chars: Uint16Array, a: number, b: number, q: Uint16Array, m: number, maxCost: number, prefix: boolean): number {
+  if (DIST_ROWS[0]!.length <= m) for (let r = 0; r < 3; r++) DIST_ROWS[r] = new Int32Array(m + 1);
+  let pp = DIST_ROWS[0]!;
+  let p = DIST_ROWS[1]!;
+  let c = DIST_ROWS[2]!;
+  for (let j = 0; j <= m; j++) p[j] = j;
+  let best = p[m]!;
+  let prevMin = 0;
+  for (let i = 1; i <= b - a; i++) {
+    const ch = chars[a + i - 1]!;
+    const pch = i > 1 ? chars[a + i - 2]! : -1;
+    c[0] = i;
+    let rowMin = i;
+    for (let j = 1; j <= m; j++) {
+      const qj = q[j - 1]!;
+      let v = p[j - 1]! + (qj === ch ? 0 : 1);
+      if (p[j]! + 1 < v) v = p[j]! + 1;
+      if (c[j - 1]! + 1 < v) v = c[j - 1]! + 1;
+      if (i > 1 && j > 1 && qj === pch && q[j - 2] === ch && pp[j - 2]! + 1 < v) v = pp[j - 2]! + 1;
+      c[j] = v;
+      if (v < rowMin) rowMin = v;
+    }
+    if (c[m]! < best) best = c[m]!;
+    // (a later row's cells come from this one or, by a transposition, the one before)
+    if (rowMin > maxCost && prevMin > maxCost) break;
+    prevMin = rowMin;
+    const t = pp;
+    pp = p;
+    p = c;
+    c = t;
+  }
+  if (!prefix) best = p[m]!;
+  return best <= maxCost ? best : maxCost + 1;
 }
 
 const NO_HEAD = new Int32Array(0);
@@ -143,6 +301,11 @@ function visit(w: Walk, lo: number, hi: number, depth: number, best: number): vo
   const kLo = d - maxCost > 1 ? d - maxCost : 1;
   const kHi = d + maxCost < m ? d + maxCost : m;
   if (depth >= maxCost && !(prefix && best <= maxCost) && rowFloor(prev, kLo - 1, kHi) >= maxCost) {
+    if (depth < w.tails.length && w.tails[depth] !== null) {
+      // looked up with the other spent nodes of this depth once the walk is done
+      addSpent(w, depth, lo, hi);
+      return;
+    }
     // Continuations: a lead character, then q[r..m) exactly. A cell at maxCost continues
     // only by matching q from there on; a transposition completed by the child costs
     // exactly maxCost too (its parent cell is at least maxCost - 1), then the same.
@@ -175,6 +338,7 @@ function visit(w: Walk, lo: number, hi: number, depth: number, best: number): vo
     }
     return;
   }
+  if (hi - i >= FOREIGN_MIN && foreignChildren(w, i, hi, depth, best, head, hb, kid, kidEnd)) return;
   if (kid < kidEnd) {
     const { label3, start3 } = w;
     for (let x = kid; x < kidEnd; x++) child(w, start3[x]!, x + 1 < kidEnd ? start3[x + 1]! : hi, depth, label3[x]!, best);
@@ -186,6 +350,98 @@ function visit(w: Walk, lo: number, hi: number, depth: number, best: number): vo
     child(w, i, j, depth, ch, best);
     i = j;
   }
+}
+
+/** Below this many entries a node's children are simply visited one by one. */
+const FOREIGN_MIN = 24;
+
+/** Records the spent node [lo, hi) at `depth` for spentAtDepth. */
+function addSpent(w: Walk, depth: number, lo: number, hi: number): void {
+  const n = w.nSpent[depth]!;
+  let spent = w.spent[depth]!;
+  if (n * 2 + 2 > spent.length) spent = w.spent[depth] = grownInts(spent, spent.length * 2);
+  spent[n * 2] = lo;
+  spent[n * 2 + 1] = hi;
+  w.nSpent[depth] = n + 1;
+}
+
+/**
+ * Children whose label is foreign to the query: a label that equals none of the query's
+ * characters the child's row compares it with (q[kLo-1 .. kHi-1]) gets the same row
+ * whatever it is. (A transposition also compares it with q[kLo-2], but only for the
+ * band's first cell, which it cannot bring within the budget: that cell of the row two
+ * up is at least maxCost.) That row is computed once; when it is pruned (every cell over the
+ * budget), or spent with the tails index at the child's depth, none of the foreign
+ * children needs a visit: only the few children labelled with a window character are
+ * visited, and the runs between them are recorded as spent (or skipped, when pruned).
+ *
+ *   query "python", node "z" (depth 1): window p y t h; the children "za" .. "zz" other
+ *   than "zh", "zp", "zt", "zy" share one row (2 2 2 3 ...): spent, so those ~20 children
+ *   are one or a few ranges for spentAtDepth instead of ~20 visits
+ *
+ * Returns false (nothing done) when the foreign row would need its children walked.
+ */
+function foreignChildren(w: Walk, i: number, hi: number, depth: number, best: number, head: Int32Array, hb: number, kid: number, kidEnd: number): boolean {
+  const { offsets, chars, q, m, maxCost, prefix } = w;
+  const rowMin = childRow(w, depth, -1);
+  const cur = w.rows[depth + 1]!;
+  const nb = prefix ? (best < cur[m]! ? best : cur[m]!) : best;
+  if (prefix && nb <= maxCost) return false;
+  const cd = depth + 1;
+  const d2 = cd + 1;
+  if (rowMin <= maxCost) {
+    // spent at the child's depth (visit's test), with a tails index there, and no foreign
+    // child's own term within the budget
+    if (!(cd < w.tails.length && w.tails[cd] !== null)) return false;
+    if (cd < maxCost || cur[m]! <= maxCost) return false;
+    const kLo2 = d2 - maxCost > 1 ? d2 - maxCost : 1;
+    const kHi2 = d2 + maxCost < m ? d2 + maxCost : m;
+    if (rowFloor(cur, kLo2 - 1, kHi2) < maxCost) return false;
+  }
+  const spentForeign = rowMin <= maxCost;
+  // the window's characters, sorted and distinct
+  const d = depth + 1;
+  const kLo = d - maxCost > 1 ? d - maxCost : 1;
+  const kHi = d + maxCost < m ? d + maxCost : m;
+  const labels = w.window.subarray(depth * (2 * maxCost + 2), (depth + 1) * (2 * maxCost + 2));
+  let nl = 0;
+  for (let k = kLo - 1; k < kHi; k++) labels[nl++] = q[k]!;
+  labels.subarray(0, nl).sort();
+  let at = i; // start of the entries not yet accounted for
+  for (let x = 0; x < nl; x++) {
+    const ch = labels[x]!;
+    if (x > 0 && labels[x - 1] === ch) continue;
+    // the child labelled ch: [a, b)
+    let a: number;
+    let b: number;
+    if (head.length > 0 && ch < 128) {
+      a = head[hb + ch]!;
+      b = head[hb + ch + 1]!;
+    } else if (kid < kidEnd) {
+      const label3 = w.label3;
+      let y = kid;
+      while (y < kidEnd && label3[y]! < ch) y++;
+      if (y === kidEnd || label3[y] !== ch) continue;
+      a = w.start3[y]!;
+      b = y + 1 < kidEnd ? w.start3[y + 1]! : hi;
+    } else {
+      let lo = at;
+      let up = hi;
+      while (lo < up) {
+        const mid = (lo + up) >>> 1;
+        if (chars[offsets[mid]! + depth]! < ch) lo = mid + 1;
+        else up = mid;
+      }
+      a = lo;
+      b = a < hi && chars[offsets[a]! + depth] === ch ? runEnd(offsets, chars, a, hi, depth, ch) : a;
+    }
+    if (a >= b) continue;
+    if (spentForeign && a > at) addSpent(w, cd, at, a);
+    child(w, a, b, depth, ch, best);
+    at = b;
+  }
+  if (spentForeign && hi > at) addSpent(w, cd, at, hi);
+  return true;
 }
 
 /**
@@ -264,7 +520,22 @@ function rowFloor(row: Int32Array, a: number, b: number): number {
 
 /** The child [i, j) of a node at `depth`, labelled `ch`: its row of the table, then deeper. */
 function child(w: Walk, i: number, j: number, depth: number, ch: number, best: number): void {
-  const { q, m, maxCost, prefix } = w;
+  const { m, maxCost, prefix } = w;
+  const rowMin = childRow(w, depth, ch);
+  const cur = w.rows[depth + 1]!;
+  w.labels[depth] = ch;
+  const nb = prefix ? (best < cur[m]! ? best : cur[m]!) : best;
+  if (rowMin <= maxCost) {
+    if (prefix && nb === 0) w.emitRange(i, j, 0);
+    else visit(w, i, j, depth + 1, nb);
+  } else if (prefix && nb <= maxCost) {
+    w.emitRange(i, j, nb);
+  }
+}
+
+/** Fills the row of a child labelled `ch` (-1: a label equal to no query character) below the node at `depth`; returns its smallest cell. */
+function childRow(w: Walk, depth: number, ch: number): number {
+  const { q, m, maxCost } = w;
   const prev = w.rows[depth]!;
   const cur = w.rows[depth + 1]!;
   const pprev = depth > 0 ? w.rows[depth - 1]! : null;
@@ -293,14 +564,7 @@ function child(w: Walk, i: number, j: number, depth: number, ch: number, best: n
     cur[k] = v;
     if (v < rowMin) rowMin = v;
   }
-  w.labels[depth] = ch;
-  const nb = prefix ? (best < cur[m]! ? best : cur[m]!) : best;
-  if (rowMin <= maxCost) {
-    if (prefix && nb === 0) w.emitRange(i, j, 0);
-    else visit(w, i, j, depth + 1, nb);
-  } else if (prefix && nb <= maxCost) {
-    w.emitRange(i, j, nb);
-  }
+  return rowMin;
 }
 
 /** Typos allowed for a token of this length under the min_len rules. */
