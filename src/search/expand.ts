@@ -67,8 +67,9 @@ interface Walk {
   window: Uint16Array;
 }
 
-/** Emits every term of `table` within `maxCost` edits of `query` (or of a prefix of it, with `prefix`). */
+/** Emits every term of `table` within `maxCost` (0, 1 or 2) edits of `query` (or of a prefix of it, with `prefix`). */
 export function enumerateTerms(table: StringTable, query: string, maxCost: number, prefix: boolean, emit: Emit, emitRange?: EmitRange): void {
+  if (!(maxCost >= 0 && maxCost <= 2)) throw new RangeError(`typo budget ${maxCost}: 0, 1 or 2`);
   const size = table.size;
   if (size === 0) return;
   const range: EmitRange =
@@ -91,9 +92,9 @@ export function enumerateTerms(table: StringTable, query: string, maxCost: numbe
   for (let i = 0; i < m; i++) q[i] = query.charCodeAt(i);
   const maxDepth = prefix ? 1 << 30 : m + maxCost;
   const depthCap = prefix ? 64 : maxDepth + 1;
-  const rows: Int32Array[] = [];
-  // cells never computed stay at maxCost + 1 ("too far"): the walk only fills a band
-  for (let d = 0; d <= depthCap + 1; d++) rows.push(new Int32Array(m + 1).fill(maxCost + 1));
+  // (rows are reused from walk to walk: a row's cells outside its band are never read,
+  // except cell m, which childRow sets "too far" when outside the band)
+  const rows = scratchRows(depthCap + 2, m + 1);
   for (let j = 0; j <= m; j++) rows[0]![j] = j <= maxCost ? j : maxCost + 1;
   // (a table walked only a few times, as in a one-query CLI process, goes without one)
   const warm = table.warmHeads();
@@ -111,8 +112,8 @@ export function enumerateTerms(table: StringTable, query: string, maxCost: numbe
     prefix,
     maxDepth: Math.min(maxDepth, depthCap),
     rows,
-    labels: new Int32Array(depthCap + 2),
-    found: new Int32Array(4 * (2 * maxCost + 1)),
+    labels: SCRATCH.labels.length >= depthCap + 2 ? SCRATCH.labels : (SCRATCH.labels = new Int32Array(depthCap + 2)),
+    found: SCRATCH.found,
     emit,
     emitRange: range,
     h1: heads.h1,
@@ -122,8 +123,8 @@ export function enumerateTerms(table: StringTable, query: string, maxCost: numbe
     start3: heads.start3,
     tails,
     spent: SPENT,
-    nSpent: new Int32Array(tails.length),
-    window: new Uint16Array((depthCap + 2) * (2 * maxCost + 2)),
+    nSpent: SCRATCH.nSpent.fill(0),
+    window: SCRATCH.window.length >= (depthCap + 2) * WINDOW ? SCRATCH.window : (SCRATCH.window = new Uint16Array((depthCap + 2) * WINDOW)),
   };
   visit(w, 0, size, 0, prefix ? m : 1 << 30);
   for (let d = 0; d < tails.length; d++) if (w.nSpent[d]! > 0) spentAtDepth(w, d);
@@ -131,6 +132,30 @@ export function enumerateTerms(table: StringTable, query: string, maxCost: numbe
 
 /** Spent nodes at depths 2 up to this (exclusive) are looked up through StringTable.tails. */
 const TAILS_BELOW = 4;
+
+/** Room for a window of query characters (foreignChildren), for any typo budget up to 2. */
+const WINDOW = 6;
+
+/**
+ * Scratch reused by every walk (walks run one at a time, and never inside one another).
+ * Hot: a query walks each token once per field and segment, and a prefix walk needed 66
+ * rows; allocating them every time was ~5% of the walks' time.
+ */
+const SCRATCH = {
+  rows: [] as Int32Array[],
+  labels: new Int32Array(80),
+  found: new Int32Array(4 * (2 * 2 + 1)),
+  nSpent: new Int32Array(TAILS_BELOW),
+  window: new Uint16Array(80 * WINDOW),
+};
+
+/** `n` rows of at least `width` cells, from SCRATCH. */
+function scratchRows(n: number, width: number): Int32Array[] {
+  const rows = SCRATCH.rows;
+  if (rows.length > 0 && rows[0]!.length < width) rows.length = 0;
+  while (rows.length < n) rows.push(new Int32Array(Math.max(width, 32)));
+  return rows;
+}
 
 /** Scratch for Walk.spent, reused by every walk (walks run one at a time). */
 const SPENT: Int32Array[] = Array.from({ length: TAILS_BELOW }, () => new Int32Array(1024));
@@ -403,7 +428,7 @@ function foreignChildren(w: Walk, i: number, hi: number, depth: number, best: nu
   const d = depth + 1;
   const kLo = d - maxCost > 1 ? d - maxCost : 1;
   const kHi = d + maxCost < m ? d + maxCost : m;
-  const labels = w.window.subarray(depth * (2 * maxCost + 2), (depth + 1) * (2 * maxCost + 2));
+  const labels = w.window.subarray(depth * WINDOW, (depth + 1) * WINDOW);
   let nl = 0;
   for (let k = kLo - 1; k < kHi; k++) labels[nl++] = q[k]!;
   labels.subarray(0, nl).sort();
@@ -548,6 +573,7 @@ function childRow(w: Walk, depth: number, ch: number): number {
   cur[0] = d <= maxCost ? d : far;
   if (kLo > 1) cur[kLo - 1] = far;
   if (kHi < m) cur[kHi + 1] = far;
+  if (m < kLo - 1 || m > kHi + 1) cur[m] = far;
   let rowMin = cur[0]!;
   for (let k = kLo; k <= kHi; k++) {
     const qk = q[k - 1]!;
