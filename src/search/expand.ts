@@ -28,6 +28,14 @@
  * dictionary visited ~3,000 nodes and took ~540 us, nearly all of it binary searches at
  * depths 2 and 3; looking continuations up whole, and depth 2's children in the head
  * index, brought the mean query from 1.43 to ~1.0 ms.
+ *
+ * Most spent nodes are at depths 2 and 3 (every two-letter start is within two edits of
+ * the query's), and there the walk only records them: once it is done, each continuation
+ * is looked up once for all of them in the table's tails index (spentAtDepth). And the
+ * children of a node whose label is none of the query characters their row compares share
+ * one row, so runs of them are skipped or recorded at once (foreignChildren). Replaying
+ * that benchmark's 16,282 walks: the 2-typo walks took 2,007 ms before these two, 905 ms
+ * after; the engine-only query rate went from ~925 to ~1,560 searches/s.
  * (Idea after Steve Hanov's "Fast and Easy Levenshtein distance using a Trie".)
  *
  * Hot: runs once per query token, field and segment whenever typos are allowed; the walk
