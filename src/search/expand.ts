@@ -34,7 +34,7 @@
  * is looked up once for all of them in the table's tails index (spentAtDepth). And the
  * children of a node whose label is none of the query characters their row compares share
  * one row, so runs of them are skipped or recorded at once (foreignChildren). Replaying
- * that benchmark's 16,282 walks: the 2-typo walks took 2,007 ms before these two, 905 ms
+ * that benchmark's 16,282 walks: the 2-typo walks took 2,007 ms before these two, ~860 ms
  * after; the engine-only query rate went from ~925 to ~1,560 searches/s.
  * (Idea after Steve Hanov's "Fast and Easy Levenshtein distance using a Trie".)
  *
@@ -386,7 +386,7 @@ function visit(w: Walk, lo: number, hi: number, depth: number, best: number): vo
 }
 
 /** Below this many entries a node's children are simply visited one by one. */
-const FOREIGN_MIN = 24;
+const FOREIGN_MIN = 12;
 
 /** Records the spent node [lo, hi) at `depth` for spentAtDepth. */
 function addSpent(w: Walk, depth: number, lo: number, hi: number): void {
