@@ -437,11 +437,9 @@ export class StringTable {
 }
 
 /**
- * StringTable.tails: the indices of the entries longer than `from` units, sorted by their
- * code units from `from` on. A most-significant-first radix sort, two units per pass, each
- * pass one native sort of numbers (as segment.ts's sortedTermIds does for a new segment's
- * terms); short runs by insertion. Within one trie node at depth `from` the tails are
- * already in order, which the native sort's runs detection likes.
+ * StringTable.tails: the indices of the entries longer than `from` units, ordered by their
+ * code units from `from` on (radixSortIds; equal tails by index). Within one trie node at
+ * depth `from` the tails are already in order, which the native sort's runs detection likes.
  */
 function sortByTail(offsets: Uint32Array, chars: Uint16Array, from: number): Int32Array {
   const size = offsets.length - 1;
@@ -449,18 +447,64 @@ function sortByTail(offsets: Uint32Array, chars: Uint16Array, from: number): Int
   for (let i = 0; i < size; i++) if (offsets[i + 1]! - offsets[i]! > from) T++;
   const ids = new Int32Array(T);
   for (let i = 0, k = 0; i < size; i++) if (offsets[i + 1]! - offsets[i]! > from) ids[k++] = i;
-  if (size > TAIL_ID_SPACE) return ids.sort((a, b) => compareTails(offsets, chars, a, b, from));
+  return radixSortIds(
+    ids,
+    (keys, start, end, pass) => {
+      const u = from + pass * 2;
+      for (let j = start; j < end; j++) {
+        const id = ids[j]!;
+        const p = offsets[id]! + u;
+        const e = offsets[id + 1]!;
+        keys[j] = ((p < e ? chars[p]! + 1 : 0) * 65537 + (p + 1 < e ? chars[p + 1]! + 1 : 0)) * RADIX_ID_SPACE + id;
+      }
+    },
+    (a, b) => compareTails(offsets, chars, a, b, from),
+  );
+}
+
+/** Ids below 2^19 fit beside a two-unit prefix (33 bits) in a double's 53 (radixSortIds). */
+export const RADIX_ID_SPACE = 2 ** 19;
+/** Runs this short are sorted by comparison (radixSortIds). */
+const RADIX_SHORT_RUN = 12;
+
+/**
+ * Sorts `ids` in place by the strings they stand for, in code unit order, equal strings by
+ * id: a most-significant-first radix sort, two code units per pass, each pass one native
+ * sort of numbers. Shared by a new segment's term order (segment.ts's sortedTermIds, hot:
+ * once per text field of every segment an import builds) and StringTable.tails.
+ *
+ *   key = (unit(2p) * 65537 + unit(2p+1)) * 2^19 + id      (52 bits: exact in a double)
+ *   unit(i) = code unit i + 1, or 0 past the end (so "ab" sorts before "ab\0")
+ *
+ *   pass 0:  [ab|7] [ab|2] [ac|5] [b_|1] ...    ids sharing their first two units form a run
+ *   pass 1:  each run sorted again by units 2 and 3, and so on; short runs by `compare`
+ *
+ * `fill(keys, start, end, pass)` writes the keys of ids[start..end) for that pass (once per
+ * run, so the per-id loop stays in the caller, monomorphic). A run whose strings end within
+ * the pass (second unit 0) holds equal strings and keeps id order. With an id at or above
+ * RADIX_ID_SPACE everything goes to `compare`, which must break ties by id.
+ */
+export function radixSortIds(
+  ids: Int32Array,
+  fill: (keys: Float64Array, start: number, end: number, pass: number) => void,
+  compare: (a: number, b: number) => number,
+): Int32Array {
+  const T = ids.length;
+  let top = 0;
+  for (let i = 0; i < T; i++) if (ids[i]! > top) top = ids[i]!;
+  if (top >= RADIX_ID_SPACE) return ids.sort(compare);
   const keys = new Float64Array(T);
   const runs: number[] = [0, T, 0]; // start, end, pass
   while (runs.length > 0) {
     const pass = runs.pop()!;
     const end = runs.pop()!;
     const start = runs.pop()!;
-    if (end - start <= 12) {
+    if (end - start <= RADIX_SHORT_RUN) {
+      // insertion sort
       for (let i = start + 1; i < end; i++) {
         const id = ids[i]!;
         let j = i - 1;
-        while (j >= start && compareTails(offsets, chars, ids[j]!, id, from) > 0) {
+        while (j >= start && compare(ids[j]!, id) > 0) {
           ids[j + 1] = ids[j]!;
           j--;
         }
@@ -468,15 +512,7 @@ function sortByTail(offsets: Uint32Array, chars: Uint16Array, from: number): Int
       }
       continue;
     }
-    const u = from + pass * 2;
-    for (let j = start; j < end; j++) {
-      const id = ids[j]!;
-      const p = offsets[id]! + u;
-      const e = offsets[id + 1]!;
-      const a = p < e ? chars[p]! + 1 : 0;
-      const b = p + 1 < e ? chars[p + 1]! + 1 : 0;
-      keys[j] = (a * 65537 + b) * TAIL_ID_SPACE + id;
-    }
+    fill(keys, start, end, pass);
     keys.subarray(start, end).sort();
     let runStart = start;
     let runPrefix = -1;
@@ -484,11 +520,10 @@ function sortByTail(offsets: Uint32Array, chars: Uint16Array, from: number): Int
       let prefix = -2;
       if (j < end) {
         const k = keys[j]!;
-        prefix = Math.floor(k / TAIL_ID_SPACE);
-        ids[j] = k - prefix * TAIL_ID_SPACE;
+        prefix = Math.floor(k / RADIX_ID_SPACE);
+        ids[j] = k - prefix * RADIX_ID_SPACE;
       }
       if (prefix === runPrefix) continue;
-      // (a run whose tails have ended holds equal tails: nothing more to order)
       if (j - runStart > 1 && runPrefix % 65537 !== 0) runs.push(runStart, j, pass + 1);
       runStart = j;
       runPrefix = prefix;
@@ -496,9 +531,6 @@ function sortByTail(offsets: Uint32Array, chars: Uint16Array, from: number): Int
   }
   return ids;
 }
-
-/** Entry indices below 2^19 fit beside a two-unit prefix (33 bits) in a double's 53. */
-const TAIL_ID_SPACE = 2 ** 19;
 
 /** Compares entries a and b from code unit `from` on (code unit order; equal tails by index). */
 function compareTails(offsets: Uint32Array, chars: Uint16Array, a: number, b: number, from: number): number {

@@ -34,7 +34,7 @@ import type { Field } from '../schema/schema.js';
 import type { IndexValue } from '../document/document.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import { TermInterner } from './interner.js';
-import { Blob, ByteReader, ByteWriter, StringTable, encodeBlob, jsonSection, type Section } from './codec.js';
+import { Blob, ByteReader, ByteWriter, RADIX_ID_SPACE, StringTable, encodeBlob, jsonSection, radixSortIds, type Section } from './codec.js';
 
 export const SEGMENT_FORMAT = 2;
 
@@ -291,82 +291,31 @@ function padNum(acc: NumAcc, upTo: number) {
 
 /**
  * Term ids in the order of their terms (code unit order, as Array.prototype.sort orders
- * strings), for a new segment's term table. Hot: once per text field of every segment an
- * import builds (~20k terms per 1,000 Debian descriptions). A most-significant-first radix
- * sort, two code units per pass, each pass one native sort of numbers:
- *
- *   key = (unit(2d) * 65537 + unit(2d+1)) * 2^19 + id      (52 bits: exact in a double)
- *   unit(i) = code unit i + 1, or 0 past the end (so "ab" sorts before "ab\0")
- *
- *   pass 0:  [ab|7] [ab|2] [ac|5] [b_|1] ...    ids sharing their first two units form a run
- *   pass 1:  each run sorted again by units 2 and 3, and so on; short runs by string
- *
- * Sorting the strings and looking each one's id up again took twice as long.
+ * strings), for a new segment's term table: codec.ts's radixSortIds over the terms' code
+ * units. Hot: once per text field of every segment an import builds (~20k terms per 1,000
+ * Debian descriptions). Sorting the strings and looking each one's id up again took twice
+ * as long.
  */
 export function sortedTermIds(terms: readonly string[]): Int32Array {
   const T = terms.length;
   const ids = new Int32Array(T);
   for (let i = 0; i < T; i++) ids[i] = i;
-  if (T > ID_SPACE) return ids.sort((a, b) => byString(terms, a, b));
-  const keys = new Float64Array(T);
-  const runs: number[] = [0, T, 0]; // start, end, pass
-  while (runs.length > 0) {
-    const pass = runs.pop()!;
-    const end = runs.pop()!;
-    const start = runs.pop()!;
-    if (end - start <= SHORT_RUN) {
-      insertionSort(terms, ids, start, end);
-      continue;
-    }
-    const u = pass * 2;
-    for (let j = start; j < end; j++) {
-      const id = ids[j]!;
-      const t = terms[id]!;
-      const a = u < t.length ? t.charCodeAt(u) + 1 : 0;
-      const b = u + 1 < t.length ? t.charCodeAt(u + 1) + 1 : 0;
-      keys[j] = (a * 65537 + b) * ID_SPACE + id;
-    }
-    keys.subarray(start, end).sort();
-    let runStart = start;
-    let runPrefix = -1;
-    for (let j = start; j <= end; j++) {
-      let prefix = -2;
-      if (j < end) {
-        const k = keys[j]!;
-        prefix = Math.floor(k / ID_SPACE);
-        ids[j] = k - prefix * ID_SPACE;
+  return radixSortIds(
+    ids,
+    (keys, start, end, pass) => {
+      const u = pass * 2;
+      for (let j = start; j < end; j++) {
+        const id = ids[j]!;
+        const t = terms[id]!;
+        keys[j] = ((u < t.length ? t.charCodeAt(u) + 1 : 0) * 65537 + (u + 1 < t.length ? t.charCodeAt(u + 1) + 1 : 0)) * RADIX_ID_SPACE + id;
       }
-      if (prefix === runPrefix) continue;
-      // a run of one prefix goes on to the next two units, unless its terms have ended
-      // (prefix 0: at most one term, since terms are distinct)
-      if (j - runStart > 1 && runPrefix > 0) runs.push(runStart, j, pass + 1);
-      runStart = j;
-      runPrefix = prefix;
-    }
-  }
-  return ids;
-}
-
-/** Ids below 2^19 fit beside a two-unit prefix (33 bits) in a double's 53. */
-const ID_SPACE = 2 ** 19;
-/** Runs this short are sorted by comparing strings. */
-const SHORT_RUN = 12;
-
-function byString(terms: readonly string[], a: number, b: number): number {
-  return terms[a]! < terms[b]! ? -1 : terms[a]! > terms[b]! ? 1 : 0;
-}
-
-function insertionSort(terms: readonly string[], ids: Int32Array, start: number, end: number): void {
-  for (let i = start + 1; i < end; i++) {
-    const id = ids[i]!;
-    const t = terms[id]!;
-    let j = i - 1;
-    while (j >= start && terms[ids[j]!]! > t) {
-      ids[j + 1] = ids[j]!;
-      j--;
-    }
-    ids[j + 1] = id;
-  }
+    },
+    (a, b) => {
+      const x = terms[a]!;
+      const y = terms[b]!;
+      return x > y ? 1 : x < y ? -1 : a - b;
+    },
+  );
 }
 
 function encodeText(acc: TextAcc, n: number): Uint8Array {
