@@ -41,7 +41,7 @@
  * Hot: runs once per query token, field and segment whenever typos are allowed; the walk
  * is a module-level function over typed arrays so that it stays optimised.
  */
-import type { HeadIndex, StringTable } from '../index/codec.js';
+import { grown, type HeadIndex, type StringTable } from '../index/codec.js';
 
 export type Emit = (termIndex: number, cost: number) => void;
 export type EmitRange = (lo: number, hi: number, cost: number) => void;
@@ -73,6 +73,8 @@ interface Walk {
   nSpent: Int32Array;
   /** Scratch for foreignChildren's windows of query characters, one slice per depth (it recurses). */
   window: Uint16Array;
+  /** childRun's answer, [a, b). */
+  run: Int32Array;
 }
 
 /** Emits every term of `table` within `maxCost` (0, 1 or 2) edits of `query` (or of a prefix of it, with `prefix`). */
@@ -130,9 +132,10 @@ export function enumerateTerms(table: StringTable, query: string, maxCost: numbe
     label3: heads.label3,
     start3: heads.start3,
     tails,
-    spent: SPENT,
+    spent: SCRATCH.spent,
     nSpent: SCRATCH.nSpent.fill(0),
     window: SCRATCH.window.length >= (depthCap + 2) * WINDOW ? SCRATCH.window : (SCRATCH.window = new Uint16Array((depthCap + 2) * WINDOW)),
+    run: SCRATCH.run,
   };
   visit(w, 0, size, 0, prefix ? m : 1 << 30);
   for (let d = 0; d < tails.length; d++) if (w.nSpent[d]! > 0) spentAtDepth(w, d);
@@ -153,8 +156,13 @@ const SCRATCH = {
   rows: [] as Int32Array[],
   labels: new Int32Array(80),
   found: new Int32Array(4 * (2 * 2 + 1)),
+  spent: Array.from({ length: TAILS_BELOW }, () => new Int32Array(1024)),
   nSpent: new Int32Array(TAILS_BELOW),
   window: new Uint16Array(80 * WINDOW),
+  /** spentAtDepth's candidates, and boundedDistance's three rows. */
+  cands: new Int32Array(256),
+  run: new Int32Array(2),
+  dist: [0, 1, 2].map(() => new Int32Array(64)),
 };
 
 /** `n` rows of at least `width` cells, from SCRATCH. */
@@ -164,12 +172,6 @@ function scratchRows(n: number, width: number): Int32Array[] {
   while (rows.length < n) rows.push(new Int32Array(Math.max(width, 32)));
   return rows;
 }
-
-/** Scratch for Walk.spent, reused by every walk (walks run one at a time). */
-const SPENT: Int32Array[] = Array.from({ length: TAILS_BELOW }, () => new Int32Array(1024));
-/** Scratch for spentAtDepth's candidates and its distance rows. */
-let CANDS: Int32Array = new Int32Array(256);
-const DIST_ROWS = [0, 1, 2].map(() => new Int32Array(64));
 
 /**
  * All the terms below the spent nodes met at `depth`, at once. Each is some node's label
@@ -190,9 +192,8 @@ function spentAtDepth(w: Walk, depth: number): void {
   const tails = w.tails[depth]!;
   const spent = w.spent[depth]!;
   const ns = w.nSpent[depth]!;
-  const d = depth + 1;
-  const kLo = d - maxCost > 1 ? d - maxCost : 1;
-  const kHi = d + maxCost < m ? d + maxCost : m;
+  const kLo = bandLo(depth + 1, maxCost);
+  const kHi = bandHi(depth + 1, maxCost, m);
   let nc = 0;
   for (let k = kLo; k <= kHi; k++) {
     for (let tr = 0; tr < 2; tr++) {
@@ -213,13 +214,13 @@ function spentAtDepth(w: Walk, depth: number): void {
         // (equal tails sort before longer ones: without prefix matching, the rest are too long)
         if (!prefix && offsets[x + 1]! - offsets[x]! !== want) break;
         if (!inSpent(spent, ns, x)) continue;
-        if (nc === CANDS.length) CANDS = grownInts(CANDS, nc * 2);
-        CANDS[nc++] = x;
+        if (nc === SCRATCH.cands.length) SCRATCH.cands = grown(SCRATCH.cands, nc * 2);
+        SCRATCH.cands[nc++] = x;
       }
     }
   }
   if (nc === 0) return;
-  const cands = CANDS.subarray(0, nc).sort();
+  const cands = SCRATCH.cands.subarray(0, nc).sort();
   for (let c = 0; c < nc; c++) {
     const x = cands[c]!;
     if (c > 0 && cands[c - 1] === x) continue;
@@ -240,21 +241,16 @@ function inSpent(spent: Int32Array, n: number, x: number): boolean {
   return lo < n && spent[lo * 2]! <= x;
 }
 
-function grownInts(a: Int32Array, n: number): Int32Array {
-  const b = new Int32Array(n);
-  b.set(a);
-  return b;
-}
-
 /**
  * The OSA distance between the term chars[a..b) and q (with `prefix`, between q and the
  * term's closest prefix), or maxCost + 1 once it must exceed maxCost.
  */
 function boundedDistance(chars: Uint16Array, a: number, b: number, q: Uint16Array, m: number, maxCost: number, prefix: boolean): number {
-  if (DIST_ROWS[0]!.length <= m) for (let r = 0; r < 3; r++) DIST_ROWS[r] = new Int32Array(m + 1);
-  let pp = DIST_ROWS[0]!;
-  let p = DIST_ROWS[1]!;
-  let c = DIST_ROWS[2]!;
+  const rows = SCRATCH.dist;
+  if (rows[0]!.length <= m) for (let r = 0; r < 3; r++) rows[r] = new Int32Array(m + 1);
+  let pp = rows[0]!;
+  let p = rows[1]!;
+  let c = rows[2]!;
   for (let j = 0; j <= m; j++) p[j] = j;
   let best = p[m]!;
   let prevMin = 0;
@@ -326,13 +322,11 @@ function visit(w: Walk, lo: number, hi: number, depth: number, best: number): vo
     kidEnd = w.c3[slot + 1]!;
     if (kid === kidEnd) return;
   }
-  // Spent: every cell of this row already costs the whole typo budget, so only exact
-  // continuations of the query survive below (see the header). Most nodes below the
-  // first levels are like this. (With prefix matching already satisfied, every child is
-  // emitted, so all are visited.)
-  const d = depth + 1;
-  const kLo = d - maxCost > 1 ? d - maxCost : 1;
-  const kHi = d + maxCost < m ? d + maxCost : m;
+  // Spent: most nodes below the first levels are like this. (isSpent's test, written out:
+  // through the call, replayed 1-typo walks took 1.04-1.06x the time; visit is too large
+  // for V8 to inline it.)
+  const kLo = bandLo(depth + 1, maxCost);
+  const kHi = bandHi(depth + 1, maxCost, m);
   if (depth >= maxCost && !(prefix && best <= maxCost) && rowFloor(prev, kLo - 1, kHi) >= maxCost) {
     if (depth < w.tails.length && w.tails[depth] !== null) {
       // looked up with the other spent nodes of this depth once the walk is done
@@ -392,7 +386,7 @@ const FOREIGN_MIN = 12;
 function addSpent(w: Walk, depth: number, lo: number, hi: number): void {
   const n = w.nSpent[depth]!;
   let spent = w.spent[depth]!;
-  if (n * 2 + 2 > spent.length) spent = w.spent[depth] = grownInts(spent, spent.length * 2);
+  if (n * 2 + 2 > spent.length) spent = w.spent[depth] = grown(spent, spent.length * 2);
   spent[n * 2] = lo;
   spent[n * 2 + 1] = hi;
   w.nSpent[depth] = n + 1;
@@ -415,27 +409,18 @@ function addSpent(w: Walk, depth: number, lo: number, hi: number): void {
  * Returns false (nothing done) when the foreign row would need its children walked.
  */
 function foreignChildren(w: Walk, i: number, hi: number, depth: number, best: number, head: Int32Array, hb: number, kid: number, kidEnd: number): boolean {
-  const { offsets, chars, q, m, maxCost, prefix } = w;
+  const { q, m, maxCost, prefix } = w;
   const rowMin = childRow(w, depth, -1);
   const cur = w.rows[depth + 1]!;
   const nb = prefix ? (best < cur[m]! ? best : cur[m]!) : best;
   if (prefix && nb <= maxCost) return false;
   const cd = depth + 1;
-  const d2 = cd + 1;
-  if (rowMin <= maxCost) {
-    // spent at the child's depth (visit's test), with a tails index there, and no foreign
-    // child's own term within the budget
-    if (!(cd < w.tails.length && w.tails[cd] !== null)) return false;
-    if (cd < maxCost || cur[m]! <= maxCost) return false;
-    const kLo2 = d2 - maxCost > 1 ? d2 - maxCost : 1;
-    const kHi2 = d2 + maxCost < m ? d2 + maxCost : m;
-    if (rowFloor(cur, kLo2 - 1, kHi2) < maxCost) return false;
-  }
+  // (spent: with a tails index at the child's depth, and no foreign child's own term within the budget)
   const spentForeign = rowMin <= maxCost;
+  if (spentForeign && !(cd < w.tails.length && w.tails[cd] !== null && cur[m]! > maxCost && isSpent(w, cur, cd, nb, bandLo(cd + 1, maxCost), bandHi(cd + 1, maxCost, m)))) return false;
   // the window's characters, sorted and distinct
-  const d = depth + 1;
-  const kLo = d - maxCost > 1 ? d - maxCost : 1;
-  const kHi = d + maxCost < m ? d + maxCost : m;
+  const kLo = bandLo(cd, maxCost);
+  const kHi = bandHi(cd, maxCost, m);
   const labels = w.window.subarray(depth * WINDOW, (depth + 1) * WINDOW);
   let nl = 0;
   for (let k = kLo - 1; k < kHi; k++) labels[nl++] = q[k]!;
@@ -445,36 +430,48 @@ function foreignChildren(w: Walk, i: number, hi: number, depth: number, best: nu
     const ch = labels[x]!;
     if (x > 0 && labels[x - 1] === ch) continue;
     // the child labelled ch: [a, b)
-    let a: number;
-    let b: number;
-    if (head.length > 0 && ch < 128) {
-      a = head[hb + ch]!;
-      b = head[hb + ch + 1]!;
-    } else if (kid < kidEnd) {
-      const label3 = w.label3;
-      let y = kid;
-      while (y < kidEnd && label3[y]! < ch) y++;
-      if (y === kidEnd || label3[y] !== ch) continue;
-      a = w.start3[y]!;
-      b = y + 1 < kidEnd ? w.start3[y + 1]! : hi;
-    } else {
-      let lo = at;
-      let up = hi;
-      while (lo < up) {
-        const mid = (lo + up) >>> 1;
-        if (chars[offsets[mid]! + depth]! < ch) lo = mid + 1;
-        else up = mid;
-      }
-      a = lo;
-      b = a < hi && chars[offsets[a]! + depth] === ch ? runEnd(offsets, chars, a, hi, depth, ch) : a;
-    }
-    if (a >= b) continue;
+    if (!childRun(w, at, hi, depth, head, hb, kid, kidEnd, ch, true)) continue;
+    const a = w.run[0]!;
+    const b = w.run[1]!;
     if (spentForeign && a > at) addSpent(w, cd, at, a);
     child(w, a, b, depth, ch, best);
     at = b;
   }
   if (spentForeign && hi > at) addSpent(w, cd, at, hi);
   return true;
+}
+
+/**
+ * The child labelled `ch` of the node [i, hi) at `depth`, into w.run as [a, b); false when
+ * there is none. At depths 0 to 2 from the head index (head/hb, or the triples kid..kidEnd);
+ * deeper by binary search when `search`, else the whole node (the caller searches it).
+ */
+function childRun(w: Walk, i: number, hi: number, depth: number, head: Int32Array, hb: number, kid: number, kidEnd: number, ch: number, search: boolean): boolean {
+  let a = i;
+  let b = hi;
+  if (head.length > 0 && ch < 128) {
+    a = head[hb + ch]!;
+    b = head[hb + ch + 1]!;
+  } else if (kid < kidEnd) {
+    const label3 = w.label3;
+    let y = kid;
+    while (y < kidEnd && label3[y]! < ch) y++;
+    if (y === kidEnd || label3[y] !== ch) return false;
+    a = w.start3[y]!;
+    b = y + 1 < kidEnd ? w.start3[y + 1]! : hi;
+  } else if (search) {
+    const { offsets, chars } = w;
+    let up = hi;
+    while (a < up) {
+      const mid = (a + up) >>> 1;
+      if (chars[offsets[mid]! + depth]! < ch) a = mid + 1;
+      else up = mid;
+    }
+    b = a < hi && chars[offsets[a]! + depth] === ch ? runEnd(offsets, chars, a, hi, depth, ch) : a;
+  }
+  w.run[0] = a;
+  w.run[1] = b;
+  return a < b;
 }
 
 /**
@@ -544,6 +541,26 @@ function continuationCompare(offsets: Uint32Array, chars: Uint16Array, x: number
   return 0;
 }
 
+/** First and last cells (1..m) of the band row `d` computes: |k - d| <= maxCost; the rest exceed maxCost anyway. */
+function bandLo(d: number, maxCost: number): number {
+  return d - maxCost > 1 ? d - maxCost : 1;
+}
+
+function bandHi(d: number, maxCost: number, m: number): number {
+  return d + maxCost < m ? d + maxCost : m;
+}
+
+/**
+ * Spent: the node at `depth` with this row (its children's band kLo..kHi) (and best prefix cost `best`) has every cell
+ * its children read at the whole typo budget, so only exact continuations of the query
+ * survive below (see the header). Never with prefix matching already satisfied: then
+ * every child is emitted.
+ */
+function isSpent(w: Walk, row: Int32Array, depth: number, best: number, kLo: number, kHi: number): boolean {
+  const { maxCost } = w;
+  return depth >= maxCost && !(w.prefix && best <= maxCost) && rowFloor(row, kLo - 1, kHi) >= maxCost;
+}
+
 /** Smallest cell of row[a..b]. */
 function rowFloor(row: Int32Array, a: number, b: number): number {
   let min = row[a]!;
@@ -575,6 +592,7 @@ function childRow(w: Walk, depth: number, ch: number): number {
   const pch = depth > 0 ? w.labels[depth - 1]! : -1;
   // Row d = depth + 1 only needs cells |k - d| <= maxCost; the rest exceed maxCost anyway.
   const d = depth + 1;
+  // (bandLo and bandHi, written out: this is the walk's hottest loop)
   const kLo = d - maxCost > 1 ? d - maxCost : 1;
   const kHi = d + maxCost < m ? d + maxCost : m;
   const far = maxCost + 1;
