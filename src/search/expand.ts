@@ -482,7 +482,8 @@ function childRun(w: Walk, i: number, hi: number, depth: number, head: Int32Arra
  */
 function exhausted(w: Walk, i: number, hi: number, depth: number, head: Int32Array, hb: number, kid: number, kidEnd: number, lead: number, r: number, nf: number): number {
   const { offsets, chars, q, m } = w;
-  // (at depths 0 to 2 the head index narrows the search to the lead's run first)
+  // (at depths 0 to 2 the head index narrows the search to the lead's run first: childRun's
+  // first two cases, written out, since through the call replayed walks took 1.07x the time)
   let a = i;
   let b = hi;
   if (head.length > 0 && lead < 128) {
