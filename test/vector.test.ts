@@ -72,17 +72,22 @@ describe('vector_query parser', () => {
     expect(parseVectorQuery('emb:([], id: doc-7)')).toEqual({ field: 'emb', vector: new Float32Array(0), id: 'doc-7' });
     expect(parseVectorQuery('emb:([], queries: [red shoe, `blue, hat`], query_weights: [0.7, 0.3])')).toMatchObject({ queries: ['red shoe', 'blue, hat'], queryWeights: [0.7, 0.3] });
   });
-  it('reads every number to the float32 that JSON.parse and rounding would give', () => {
+  it('reads every number to the float32 that Number() and rounding would give', () => {
     const num = fc.oneof(
       fc.float({ noNaN: true, noDefaultInfinity: true }).map((f) => String(f)),
       fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e30, max: 1e30 }).map((d) => String(d)),
       fc.tuple(fc.integer({ min: -99999, max: 99999 }), fc.nat(99999999), fc.integer({ min: -40, max: 30 })).map(([a, b, e]) => `${a}.${String(b).padStart(8, '0')}e${e}`),
-      fc.constantFrom('0', '-0', '0.0', '0e5', '1E+2', '-0.000001', '123456789012345678901234567890'),
+      fc.constantFrom('0', '-0', '0.0', '0e5', '1E+2', '-0.000001', '123456789012345678901234567890', '1e-40', '3.4028234663852886e38', '1.', '.5', '007'),
+      // long digit strings: more significant digits than the reader keeps, leading zeros, exponents at the edges of its fast path
+      fc
+        .tuple(fc.boolean(), fc.stringMatching(/^[0-9]{1,25}$/), fc.stringMatching(/^[0-9]{0,25}$/), fc.option(fc.integer({ min: -45, max: 38 })))
+        .map(([neg, a, b, e]) => `${neg ? '-' : ''}${a}${b ? '.' + b : ''}${e === null ? '' : 'e' + e}`)
+        .filter((t) => Number.isFinite(Math.fround(Number(t)))),
     );
     fc.assert(
       fc.property(fc.array(num, { maxLength: 40 }), fc.constantFrom(',', ', ', ' ,\n'), (nums, sep) => {
         const got = parseVectorQuery(`emb:([${nums.join(sep)}], k: 3)`).vector;
-        expect(Array.from(got)).toEqual(nums.map((x) => Math.fround(JSON.parse(x) as number)));
+        expect(Array.from(got)).toEqual(nums.map((x) => Math.fround(Number(x))));
       }),
       { numRuns: 500 },
     );
@@ -106,6 +111,43 @@ describe('vector_query parser', () => {
       { numRuns: 300 },
     );
   });
+  it('reads a vector whose text is longer than the parser keeps a buffer for (over 1 MiB)', () => {
+    const text = Array.from({ length: 70_000 }, (_, i) => String(Math.fround(Math.sin(i) / 3)));
+    const src = `emb:([${text.join(', ')}])`;
+    expect(src.length).toBeGreaterThan(1 << 20);
+    expect(Array.from(parseVectorQuery(src).vector)).toEqual(text.map((x) => Math.fround(Number(x))));
+  });
+  it('reads long decimals just either side of a float32 midpoint as Number() and rounding would', () => {
+    const f32 = new Float32Array(1);
+    const u32 = new Uint32Array(f32.buffer);
+    // the exact decimal expansion of a positive double (m * 2^e = m * 5^-e / 10^-e)
+    const exact = (x: number): string => {
+      const dv = new DataView(new ArrayBuffer(8));
+      dv.setFloat64(0, x);
+      const bits = dv.getBigUint64(0);
+      const e = Number((bits >> 52n) & 0x7ffn) - 1075;
+      const m = (bits & ((1n << 52n) - 1n)) | (1n << 52n);
+      if (e >= 0) return String(m << BigInt(e));
+      const digits = String(m * 5n ** BigInt(-e)).padStart(-e + 1, '0');
+      return `${digits.slice(0, digits.length + e)}.${digits.slice(digits.length + e)}`;
+    };
+    fc.assert(
+      fc.property(fc.float({ noNaN: true, noDefaultInfinity: true, min: Math.fround(1e-3), max: 1e6 }), fc.integer({ min: 16, max: 24 }), (f, keep) => {
+        f32[0] = f;
+        u32[0]! += 1;
+        const mid = exact((f + f32[0]!) / 2);
+        // above the midpoint by less than the reader's 15 digits can see, and below it (truncated)
+        const above = `${mid}000001`;
+        const sig = mid.replace('.', '').replace(/^0+/, '');
+        const cut = mid.length - Math.max(0, sig.length - keep);
+        const below = mid.slice(0, cut).endsWith('.') ? mid.slice(0, cut - 1) : mid.slice(0, cut);
+        const text = [above, below, mid];
+        const got = parseVectorQuery(`emb:([${text.join(', ')}])`).vector;
+        expect(Array.from(got)).toEqual(text.map((x) => Math.fround(Number(x))));
+      }),
+      { numRuns: 300 },
+    );
+  });
   it.each([
     ['emb([1,2])', /expected `:`/],
     ['emb:1,2', /expected/],
@@ -119,6 +161,8 @@ describe('vector_query parser', () => {
     ['emb:([1], id: x)', /either a vector or `id`/],
     ['emb:([1, 1e39])', /entry 1 is outside the float32 range/],
     ['emb:([1,, 2])', /`` is not a number/],
+    ['emb:([1, \uff12])', /`\uff12` is not a number/],
+    ['emb:([1, 2 3])', /`2 3` is not a number/],
   ])('rejects %s', (src, re) => expect(() => parseVectorQuery(src)).toThrow(re));
 });
 

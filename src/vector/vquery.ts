@@ -86,24 +86,125 @@ export function parseVectorQuery(src: string): VectorQuery {
   return q;
 }
 
+/** 10^0 .. 10^22: the powers of ten a double holds exactly. */
+const POW10 = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
+
 /**
- * The vector list `[...]` as float32 (as the index stores vectors). Hot: 384 or more
- * numbers per query. JSON.parse when it is plain numbers (a hand-written float32 reader was
- * no faster: 43-55 us against 38-60 us for 384 17-digit numbers); else the precise error.
+ * The vector list `[...]` as float32 (as the index stores vectors), each entry exactly
+ * `Math.fround(Number(text))`. Hot: 384 or more numbers per query, and JSON.parse spends
+ * ~100 ns on each 17-digit number (V8's exact decimal conversion) where a float32 needs far
+ * less precision: 384 such numbers take 39 us through JSON.parse, 24 us through
+ * readFloat32List. Falls back to the general path (and its precise errors) on anything
+ * outside the plain grammar.
  */
 function vectorList(s: string): Float32Array {
-  let list: number[] | undefined;
-  try {
-    const v = JSON.parse(s) as unknown;
-    if (Array.isArray(v) && v.every((x) => typeof x === 'number')) list = v as number[];
-  } catch {
-    /* fall through to the precise error */
-  }
-  const v = Float32Array.from(list ?? numberList(s, 'the vector'));
+  const v = readFloat32List(s) ?? Float32Array.from(numberList(s, 'the vector'));
   for (let i = 0; i < v.length; i++) {
     if (!Number.isFinite(v[i]!)) bad(`the vector: entry ${i} is outside the float32 range`);
   }
   return v;
+}
+
+const isSpace = (c: number) => c === 32 || c === 10 || c === 13 || c === 9;
+
+/** Scratch for readFloat32List: the text's bytes and the numbers read (grown as needed, up to 2 MiB of text). */
+let textBytes = Buffer.allocUnsafe(1 << 14);
+let numbers = new Float32Array(1024);
+
+/**
+ * `[n, n, ...]` of plain decimals (`-?digits[.digits][e[+-]digits]`) as float32, or
+ * undefined for anything else. Hot path of a vector query: it reads the text's bytes from a
+ * Buffer, because `charCodeAt` costs ~3.5 ns a character here against ~0.7 ns for a byte
+ * (a 384-dimension query is ~7,600 characters).
+ *
+ * Each number keeps its first 15 significant digits as an integer D (exact in a double) and
+ * a power of ten p, and x = D * 10^p (or D / 10^-p) is one correctly rounded operation
+ * while |p| <= 22. x is within 1e-14 (truncated digits) + 2^-53 of the decimal, and so is
+ * Number(text). Rounding to float32 is monotonic, so when x * (1 - 1e-13) and
+ * x * (1 + 1e-13) round to the same float32, that is `fround(Number(text))` exactly; when
+ * they do not (a float32 midpoint within ~1e-13, a few in a million of arbitrary decimals
+ * and never for float32 values as clients print them), Number(text) decides. Idea from
+ * Clinger's fast path ("How to read floating point numbers accurately", 1990).
+ */
+function readFloat32List(s: string): Float32Array | undefined {
+  if (textBytes.length < s.length && s.length <= 1 << 20) textBytes = Buffer.allocUnsafe(s.length * 2);
+  // a text longer than 1 MiB gets a buffer of its own rather than one kept for good
+  const b = textBytes.length >= s.length ? textBytes : Buffer.allocUnsafe(s.length);
+  const n = b.write(s, 0, 'utf8');
+  // anything but ASCII writes more bytes than characters (or is cut short): not plain numbers
+  if (n !== s.length) return undefined;
+  let i = 1;
+  while (i < n && isSpace(b[i]!)) i++;
+  if (b[i] === 93) return i === n - 1 ? new Float32Array(0) : undefined;
+  let k = 0;
+  for (;;) {
+    const start = i;
+    let c = b[i]!;
+    const neg = c === 45;
+    if (neg) c = b[++i]!;
+    let d = 0;
+    let nd = 0;
+    let p = 0;
+    let digits = false;
+    while (c >= 48 && c <= 57) {
+      digits = true;
+      if (nd < 15) {
+        if (d !== 0 || c !== 48) {
+          d = d * 10 + (c - 48);
+          nd++;
+        }
+      } else p++;
+      c = b[++i]!;
+    }
+    if (c === 46) {
+      c = b[++i]!;
+      while (c >= 48 && c <= 57) {
+        digits = true;
+        if (nd < 15) {
+          if (d !== 0 || c !== 48) {
+            d = d * 10 + (c - 48);
+            nd++;
+          }
+          p--;
+        }
+        c = b[++i]!;
+      }
+    }
+    if (!digits) return undefined;
+    if (c === 101 || c === 69) {
+      c = b[++i]!;
+      const eneg = c === 45;
+      if (eneg || c === 43) c = b[++i]!;
+      if (!(c >= 48 && c <= 57)) return undefined;
+      let e = 0;
+      while (c >= 48 && c <= 57) {
+        if (e < 10000) e = e * 10 + (c - 48);
+        c = b[++i]!;
+      }
+      p += eneg ? -e : e;
+    }
+    let f: number;
+    if (d === 0) f = 0;
+    else if (p > 22 || p < -22) f = Math.fround(Number(b.toString('latin1', start + (neg ? 1 : 0), i)));
+    else {
+      const x = p >= 0 ? d * POW10[p]! : d / POW10[-p]!;
+      f = Math.fround(x);
+      if (Math.fround(x * (1 - 1e-13)) !== Math.fround(x * (1 + 1e-13))) f = Math.fround(Number(b.toString('latin1', start + (neg ? 1 : 0), i)));
+    }
+    if (k === numbers.length) {
+      const grown = new Float32Array(k * 2);
+      grown.set(numbers);
+      numbers = grown;
+    }
+    numbers[k++] = neg ? -f : f;
+    while (isSpace(c)) c = b[++i]!;
+    if (c === 44) {
+      i++;
+      while (i < n && isSpace(b[i]!)) i++;
+      continue;
+    }
+    return c === 93 && i === n - 1 ? numbers.slice(0, k) : undefined;
+  }
 }
 
 function parse(src: string): VectorQuery {
