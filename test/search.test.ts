@@ -232,6 +232,31 @@ describe('typo tolerance', () => {
     }
   }, 30_000);
 
+  it.each([
+    // 2 typos: q2 is the last 3 units ("fgh"); a substitution in q1, then a letter inserted just before q2
+    ['abcdefgh', 'abXdeYfgh', 2, 2],
+    // a transposition across that split, after an edit in q1
+    ['abcdefgh', 'aXcdefhg', 2, 2],
+    ['abcdefgh', 'abcdfegh', 2, 1],
+    // 1 typo: q2 is the longer half ("efgh"); a letter inserted just before it, or a transposition across it
+    ['abcdefgh', 'abcdYefgh', 1, 1],
+    ['abcdefgh', 'abcedfgh', 1, 1],
+    // both typos in q1, none in q2: only the backward walk finds it
+    ['abcdefgh', 'XbcYefgh', 2, 2],
+  ])('finds %s -> %s (typo budget %i) once the walk is split in a forward and a backward half', (query, term, max, cost) => {
+    const r = rng(11);
+    const others = Array.from({ length: 300 }, () => Array.from({ length: 4 + Math.floor(r() * 6) }, () => 'abcdefghXY'[Math.floor(r() * 10)]).join(''));
+    const words = [...new Set([term, ...others])].sort();
+    const table = StringTable.build(words);
+    // (the head index, and with it the split walk, comes after the table's first walks)
+    for (let walk = 0; walk < 40; walk++) {
+      const got = new Map<string, number>();
+      enumerateTerms(table, query, max, false, (i, c) => got.set(words[i]!, c));
+      expect(got.get(term)).toBe(cost);
+      expect(got).toEqual(new Map(words.map((w) => [w, editDistance(query, w)] as [string, number]).filter(([, d]) => d <= max)));
+    }
+  });
+
   /** The distance between q and w's closest prefix: editDistance's table, the smallest cell of its last column. */
   function prefixDistance(q: string, w: string): number {
     let best = Infinity;

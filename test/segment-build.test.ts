@@ -193,3 +193,24 @@ describe("a term table's tails index", () => {
     expect(wrong).toBe(-1);
   });
 });
+
+describe("a term table's reversed table", () => {
+  it('spells every entry backwards, in code unit order, each with the index of the entry it reverses', () => {
+    const unit = fc.constantFrom('a', 'b', 'ab', '\u0000', 'é', '日', '\ud83d', '\uffff', '9');
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.string({ unit, maxLength: 7 }), { maxLength: 300 }), (terms) => {
+        const words = [...terms].sort();
+        const { table, ids } = StringTable.build(words).reversed();
+        const back = (w: string) => w.split('').reverse().join('');
+        // the reference: the non-empty entries reversed and sorted (equal ones cannot occur)
+        const want = words
+          .map((w, i) => [back(w), i] as const)
+          .filter(([w]) => w.length > 0)
+          .sort((a, b) => (a[0] < b[0] ? -1 : 1));
+        expect(Array.from({ length: table.size }, (_, r) => table.get(r))).toEqual(want.map(([w]) => w));
+        expect([...ids]).toEqual(want.map(([, i]) => i));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

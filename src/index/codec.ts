@@ -227,6 +227,12 @@ export function grown<A extends Int32Array | Uint16Array>(a: A, n: number): A {
  * Uint16Array of characters plus offsets. Lookups compare against the stored code units
  * directly, so a dictionary is usable without decoding it into JavaScript strings.
  */
+/** StringTable.reversed: the reversed entries (sorted) and, per reversed entry, the index of its original. */
+export interface ReversedTable {
+  table: StringTable;
+  ids: Int32Array;
+}
+
 export class StringTable {
   constructor(
     readonly offsets: Uint32Array,
@@ -365,6 +371,39 @@ export class StringTable {
       this.tailIndex[from] = t;
     }
     return t;
+  }
+
+  private reversedTable?: ReversedTable;
+
+  /**
+   * Every entry spelt backwards, as a sorted table of its own, with the index of the entry
+   * each one reverses: the second half of a forward/backward typo walk (search/expand.ts)
+   * matches the end of a query exactly by walking from the ends of the terms. Built on
+   * demand and kept with the table (expand.ts asks once the head index is warm); it is as
+   * large again as the table, plus 4 bytes an entry. (Empty entries are left out.)
+   */
+  reversed(): ReversedTable {
+    if (this.reversedTable) return this.reversedTable;
+    const { offsets, chars } = this;
+    const back = new Uint16Array(chars.length);
+    for (let i = 0; i < this.size; i++) {
+      const a = offsets[i]!;
+      const b = offsets[i + 1]!;
+      for (let k = a; k < b; k++) back[a + b - 1 - k] = chars[k]!;
+    }
+    const ids = sortByTail(offsets, back, 0);
+    const off = new Uint32Array(ids.length + 1);
+    const out = new Uint16Array(chars.length);
+    let p = 0;
+    for (let r = 0; r < ids.length; r++) {
+      const id = ids[r]!;
+      off[r] = p;
+      out.set(back.subarray(offsets[id]!, offsets[id + 1]!), p);
+      p += offsets[id + 1]! - offsets[id]!;
+    }
+    off[ids.length] = p;
+    this.reversedTable = { table: new StringTable(off, out.subarray(0, p)), ids };
+    return this.reversedTable;
   }
 
   get(i: number): string {
