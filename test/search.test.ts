@@ -257,6 +257,37 @@ describe('typo tolerance', () => {
     }
   });
 
+  it.each([
+    // q2 is the last 4 units ("efgh"); a transposition ending q1 (its skipped cell over the forward budget)
+    ['abcdefgh', 'abdcefghxy', 1, 1],
+    ['abcdefgh', 'aXbdcefgh', 2, 2],
+    // the whole budget spent on q1, so q2 sits 2 units early or late
+    ['abcdefgh', 'abefghyy', 2, 2],
+    ['abcdefgh', 'aXbcYdefghy', 2, 2],
+    ['abcdefgh', 'XbcYefgh', 2, 2],
+    // within the forward budget
+    ['abcdefgh', 'abcdefXhyy', 1, 1],
+    // q2 ("abab") at two of the offsets looked up: the term is still emitted once
+    ['xyzwabab', 'XYzwababab', 2, 2],
+  ])('finds %s in %s (typo budget %i, prefix) once the prefix walk is split', (query, term, max, cost) => {
+    const r = rng(12);
+    const others = Array.from({ length: 300 }, () => Array.from({ length: 4 + Math.floor(r() * 8) }, () => 'abcdefghXY'[Math.floor(r() * 10)]).join(''));
+    const words = [...new Set([term, ...others])].sort();
+    const table = StringTable.build(words);
+    for (let walk = 0; walk < 40; walk++) {
+      const got = new Map<string, number>();
+      const add = (i: number, c: number) => {
+        expect(got.has(words[i]!)).toBe(false);
+        got.set(words[i]!, c);
+      };
+      enumerateTerms(table, query, max, true, add, (lo, hi, c) => {
+        for (let i = lo; i < hi; i++) add(i, c);
+      });
+      expect(got.get(term)).toBe(cost);
+      expect(got).toEqual(new Map(words.map((w) => [w, prefixDistance(query, w)] as [string, number]).filter(([, d]) => d <= max)));
+    }
+  });
+
   /** The distance between q and w's closest prefix: editDistance's table, the smallest cell of its last column. */
   function prefixDistance(q: string, w: string): number {
     let best = Infinity;
