@@ -233,58 +233,48 @@ describe('typo tolerance', () => {
   }, 30_000);
 
   it.each([
-    // 2 typos: q2 is the last 3 units ("fgh"); a substitution in q1, then a letter inserted just before q2
-    ['abcdefgh', 'abXdeYfgh', 2, 2],
+    // without prefix matching, 2 typos: q2 is the last 3 units ("fgh"); a substitution in q1, then a letter
+    // inserted just before q2
+    ['abcdefgh', 'abXdeYfgh', 2, 2, 'whole'],
     // a transposition across that split, after an edit in q1
-    ['abcdefgh', 'aXcdefhg', 2, 2],
-    ['abcdefgh', 'abcdfegh', 2, 1],
+    ['abcdefgh', 'aXcdefhg', 2, 2, 'whole'],
+    ['abcdefgh', 'abcdfegh', 2, 1, 'whole'],
     // 1 typo: q2 is the longer half ("efgh"); a letter inserted just before it, or a transposition across it
-    ['abcdefgh', 'abcdYefgh', 1, 1],
-    ['abcdefgh', 'abcedfgh', 1, 1],
+    ['abcdefgh', 'abcdYefgh', 1, 1, 'whole'],
+    ['abcdefgh', 'abcedfgh', 1, 1, 'whole'],
     // both typos in q1, none in q2: only the backward walk finds it
-    ['abcdefgh', 'XbcYefgh', 2, 2],
-  ])('finds %s -> %s (typo budget %i) once the walk is split in a forward and a backward half', (query, term, max, cost) => {
-    const r = rng(11);
-    const others = Array.from({ length: 300 }, () => Array.from({ length: 4 + Math.floor(r() * 6) }, () => 'abcdefghXY'[Math.floor(r() * 10)]).join(''));
-    const words = [...new Set([term, ...others])].sort();
-    const table = StringTable.build(words);
-    // (the head index, and with it the split walk, comes after the table's first walks)
-    for (let walk = 0; walk < 40; walk++) {
-      const got = new Map<string, number>();
-      enumerateTerms(table, query, max, false, (i, c) => got.set(words[i]!, c));
-      expect(got.get(term)).toBe(cost);
-      expect(got).toEqual(new Map(words.map((w) => [w, editDistance(query, w)] as [string, number]).filter(([, d]) => d <= max)));
-    }
-  });
-
-  it.each([
-    // q2 is the last 4 units ("efgh"); a transposition ending q1 (its skipped cell over the forward budget)
-    ['abcdefgh', 'abdcefghxy', 1, 1],
-    ['abcdefgh', 'aXbdcefgh', 2, 2],
+    ['abcdefgh', 'XbcYefgh', 2, 2, 'whole'],
+    // prefix matching: q2 is the last 4 units ("efgh"); a transposition ending q1 (its skipped cell over the
+    // forward budget)
+    ['abcdefgh', 'abdcefghxy', 1, 1, 'prefix'],
+    ['abcdefgh', 'aXbdcefgh', 2, 2, 'prefix'],
     // the whole budget spent on q1, so q2 sits 2 units early or late
-    ['abcdefgh', 'abefghyy', 2, 2],
-    ['abcdefgh', 'aXbcYdefghy', 2, 2],
-    ['abcdefgh', 'XbcYefgh', 2, 2],
+    ['abcdefgh', 'abefghyy', 2, 2, 'prefix'],
+    ['abcdefgh', 'aXbcYdefghy', 2, 2, 'prefix'],
+    ['abcdefgh', 'XbcYefgh', 2, 2, 'prefix'],
     // within the forward budget
-    ['abcdefgh', 'abcdefXhyy', 1, 1],
+    ['abcdefgh', 'abcdefXhyy', 1, 1, 'prefix'],
     // q2 ("abab") at two of the offsets looked up: the term is still emitted once
-    ['xyzwabab', 'XYzwababab', 2, 2],
-  ])('finds %s in %s (typo budget %i, prefix) once the prefix walk is split', (query, term, max, cost) => {
-    const r = rng(12);
+    ['xyzwabab', 'XYzwababab', 2, 2, 'prefix'],
+  ])('finds %s -> %s (typo budget %i, matching the %s term) once the walk is split in two', (query, term, max, cost, mode) => {
+    const prefix = mode === 'prefix';
+    const r = rng(11);
     const others = Array.from({ length: 300 }, () => Array.from({ length: 4 + Math.floor(r() * 8) }, () => 'abcdefghXY'[Math.floor(r() * 10)]).join(''));
     const words = [...new Set([term, ...others])].sort();
     const table = StringTable.build(words);
+    // (the head index, and with it the split walk, comes after the table's first walks)
     for (let walk = 0; walk < 40; walk++) {
       const got = new Map<string, number>();
       const add = (i: number, c: number) => {
         expect(got.has(words[i]!)).toBe(false);
         got.set(words[i]!, c);
       };
-      enumerateTerms(table, query, max, true, add, (lo, hi, c) => {
+      enumerateTerms(table, query, max, prefix, add, (lo, hi, c) => {
         for (let i = lo; i < hi; i++) add(i, c);
       });
       expect(got.get(term)).toBe(cost);
-      expect(got).toEqual(new Map(words.map((w) => [w, prefixDistance(query, w)] as [string, number]).filter(([, d]) => d <= max)));
+      const distance = prefix ? prefixDistance : editDistance;
+      expect(got).toEqual(new Map(words.map((w) => [w, distance(query, w)] as [string, number]).filter(([, d]) => d <= max)));
     }
   });
 

@@ -243,30 +243,45 @@ function forwardTails(table: StringTable, warm: HeadIndex, q: Uint16Array, maxCo
   let nc = 0;
   for (let o = Math.max(0, h - maxCost); o <= h + maxCost; o++) {
     const tails = table.tails(o);
-    let lo = 0;
-    let up = tails.length;
-    while (lo < up) {
-      const mid = (lo + up) >>> 1;
-      if (continuationCompare(offsets, chars, tails[mid]!, o, lead, q, h + 1, m) < 0) lo = mid + 1;
-      else up = mid;
-    }
-    for (; lo < tails.length; lo++) {
-      const x = tails[lo]!;
+    for (let at = firstTail(offsets, chars, tails, o, lead, q, h + 1, m); at < tails.length; at++) {
+      const x = tails[at]!;
       if (continuationCompare(offsets, chars, x, o, lead, q, h + 1, m) !== 0) break;
       let covered = false;
       for (let r = 0; r < nr && !covered; r += 2) covered = forward[r]! <= x && x < forward[r + 1]!;
-      if (covered) continue;
-      if (nc === SCRATCH.cands.length) SCRATCH.cands = grown(SCRATCH.cands, nc * 2);
-      SCRATCH.cands[nc++] = x;
+      if (!covered) nc = addCandidate(nc, x);
     }
   }
+  // (a term can hold q2 at two offsets: emitted once)
+  emitCandidates(offsets, chars, nc, q, maxCost, true, emit);
+}
+
+/** The first of `tails` (StringTable.tails(at)) whose entry is >= lead + q[r..m) from unit `at` on. */
+function firstTail(offsets: Uint32Array, chars: Uint16Array, tails: Int32Array, at: number, lead: number, q: Uint16Array, r: number, m: number): number {
+  let lo = 0;
+  let up = tails.length;
+  while (lo < up) {
+    const mid = (lo + up) >>> 1;
+    if (continuationCompare(offsets, chars, tails[mid]!, at, lead, q, r, m) < 0) lo = mid + 1;
+    else up = mid;
+  }
+  return lo;
+}
+
+/** Appends entry x to the candidates in SCRATCH.cands; returns their new count. */
+function addCandidate(nc: number, x: number): number {
+  if (nc === SCRATCH.cands.length) SCRATCH.cands = grown(SCRATCH.cands, nc * 2);
+  SCRATCH.cands[nc] = x;
+  return nc + 1;
+}
+
+/** Emits the first nc candidates of SCRATCH.cands, each once, that are within maxCost by the plain distance. */
+function emitCandidates(offsets: Uint32Array, chars: Uint16Array, nc: number, q: Uint16Array, maxCost: number, prefix: boolean, emit: Emit): void {
   if (nc === 0) return;
-  // (a term can hold q2 at two offsets: each once)
   const cands = SCRATCH.cands.subarray(0, nc).sort();
   for (let c = 0; c < nc; c++) {
     const x = cands[c]!;
     if (c > 0 && cands[c - 1] === x) continue;
-    const cost = boundedDistance(chars, offsets[x]!, offsets[x + 1]!, q, m, maxCost, true);
+    const cost = boundedDistance(chars, offsets[x]!, offsets[x + 1]!, q, q.length, maxCost, prefix);
     if (cost <= maxCost) emit(x, cost);
   }
 }
@@ -381,34 +396,17 @@ function spentAtDepth(w: Walk, depth: number): void {
     for (let tr = 0; tr < 2; tr++) {
       if (tr === 1 && k < 2) continue;
       const lead = tr === 0 ? q[k - 1]! : q[k - 2]!;
-      // first tail >= lead + q[k..m)
-      let lo = 0;
-      let up = tails.length;
-      while (lo < up) {
-        const mid = (lo + up) >>> 1;
-        if (continuationCompare(offsets, chars, tails[mid]!, depth, lead, q, k, m) < 0) lo = mid + 1;
-        else up = mid;
-      }
       const want = depth + 1 + m - k;
-      for (; lo < tails.length; lo++) {
-        const x = tails[lo]!;
+      for (let at = firstTail(offsets, chars, tails, depth, lead, q, k, m); at < tails.length; at++) {
+        const x = tails[at]!;
         if (continuationCompare(offsets, chars, x, depth, lead, q, k, m) !== 0) break;
         // (equal tails sort before longer ones: without prefix matching, the rest are too long)
         if (!prefix && offsets[x + 1]! - offsets[x]! !== want) break;
-        if (!inSpent(spent, ns, x)) continue;
-        if (nc === SCRATCH.cands.length) SCRATCH.cands = grown(SCRATCH.cands, nc * 2);
-        SCRATCH.cands[nc++] = x;
+        if (inSpent(spent, ns, x)) nc = addCandidate(nc, x);
       }
     }
   }
-  if (nc === 0) return;
-  const cands = SCRATCH.cands.subarray(0, nc).sort();
-  for (let c = 0; c < nc; c++) {
-    const x = cands[c]!;
-    if (c > 0 && cands[c - 1] === x) continue;
-    const cost = boundedDistance(chars, offsets[x]!, offsets[x + 1]!, q, m, maxCost, prefix);
-    if (cost <= maxCost) w.emit(x, cost);
-  }
+  emitCandidates(offsets, chars, nc, q, maxCost, prefix, w.emit);
 }
 
 /** Is entry x inside one of the n [lo, hi) ranges of `spent` (sorted, disjoint)? */

@@ -146,6 +146,8 @@ function readFloat32List(s: string): Float32Array | undefined {
     let nd = 0;
     let p = 0;
     let digits = false;
+    // (the integer and fraction digits in two loops of the same shape: one loop with a flag
+    // for the '.' took 29 us instead of 24 for 384 numbers)
     while (c >= 48 && c <= 57) {
       digits = true;
       if (nd < 15) {
