@@ -222,17 +222,17 @@ export function grown<A extends Int32Array | Uint16Array>(a: A, n: number): A {
   return b;
 }
 
-/**
- * Strings sorted by UTF-16 code unit (JavaScript's default order), stored as one
- * Uint16Array of characters plus offsets. Lookups compare against the stored code units
- * directly, so a dictionary is usable without decoding it into JavaScript strings.
- */
 /** StringTable.reversed: the reversed entries (sorted) and, per reversed entry, the index of its original. */
 export interface ReversedTable {
   table: StringTable;
   ids: Int32Array;
 }
 
+/**
+ * Strings sorted by UTF-16 code unit (JavaScript's default order), stored as one
+ * Uint16Array of characters plus offsets. Lookups compare against the stored code units
+ * directly, so a dictionary is usable without decoding it into JavaScript strings.
+ */
 export class StringTable {
   constructor(
     readonly offsets: Uint32Array,
@@ -391,18 +391,12 @@ export class StringTable {
       const b = offsets[i + 1]!;
       for (let k = a; k < b; k++) back[a + b - 1 - k] = chars[k]!;
     }
+    // (the entries reversed in place, unsorted: a table only for the sort and the copy)
+    const unsorted = new StringTable(offsets, back);
     const ids = sortByTail(offsets, back, 0);
-    const off = new Uint32Array(ids.length + 1);
-    const out = new Uint16Array(chars.length);
-    let p = 0;
-    for (let r = 0; r < ids.length; r++) {
-      const id = ids[r]!;
-      off[r] = p;
-      out.set(back.subarray(offsets[id]!, offsets[id + 1]!), p);
-      p += offsets[id + 1]! - offsets[id]!;
-    }
-    off[ids.length] = p;
-    this.reversedTable = { table: new StringTable(off, out.subarray(0, p)), ids };
+    const sorted = new StringTableBuilder();
+    for (let r = 0; r < ids.length; r++) sorted.appendFrom(unsorted, ids[r]!);
+    this.reversedTable = { table: sorted.build(), ids };
     return this.reversedTable;
   }
 
