@@ -161,8 +161,7 @@ function forwardBackward(table: StringTable, warm: HeadIndex, q: Uint16Array, ma
     maxCost,
     false,
     (i, cost) => {
-      if (nf === SCRATCH.forward.length) SCRATCH.forward = grown(SCRATCH.forward, nf * 2);
-      SCRATCH.forward[nf++] = i;
+      nf = noteForward(nf, i, i + 1);
       emit(i, cost);
     },
     NO_RANGE,
@@ -172,7 +171,6 @@ function forwardBackward(table: StringTable, warm: HeadIndex, q: Uint16Array, ma
   const rev = table.reversed();
   const rq = new Uint16Array(m);
   for (let k = 0; k < m; k++) rq[k] = q[m - 1 - k]!;
-  const forward = SCRATCH.forward;
   walk(
     rev.table,
     rev.table.warmHeads(),
@@ -181,13 +179,27 @@ function forwardBackward(table: StringTable, warm: HeadIndex, q: Uint16Array, ma
     false,
     (r, cost) => {
       const i = rev.ids[r]!;
-      for (let x = 0; x < nf; x++) if (forward[x] === i) return;
-      emit(i, cost);
+      if (!foundForward(nf, i)) emit(i, cost);
     },
     NO_RANGE,
     m - h,
     0,
   );
+}
+
+/** Records that the forward half of a split walk emitted [lo, hi), in SCRATCH.forward; returns the new count of numbers there. */
+function noteForward(n: number, lo: number, hi: number): number {
+  if (n + 2 > SCRATCH.forward.length) SCRATCH.forward = grown(SCRATCH.forward, SCRATCH.forward.length * 2);
+  SCRATCH.forward[n] = lo;
+  SCRATCH.forward[n + 1] = hi;
+  return n + 2;
+}
+
+/** Did the forward half emit entry x (one of the first n numbers of SCRATCH.forward's ranges)? A few dozen ranges: scanned. */
+function foundForward(n: number, x: number): boolean {
+  const forward = SCRATCH.forward;
+  for (let r = 0; r < n; r += 2) if (forward[r]! <= x && x < forward[r + 1]!) return true;
+  return false;
 }
 
 /** A prefix walk is split (forwardTails) for queries this long; the part looked up exactly is the last FT_SUFFIX units. */
@@ -214,12 +226,7 @@ const FT_SUFFIX = 4;
 function forwardTails(table: StringTable, warm: HeadIndex, q: Uint16Array, maxCost: number, emit: Emit, range: EmitRange): void {
   const m = q.length;
   const h = m - FT_SUFFIX; // q1 = q[0..h), q2 = q[h..m)
-  let nr = 0;
-  const note = (lo: number, hi: number) => {
-    if (nr + 2 > SCRATCH.forward.length) SCRATCH.forward = grown(SCRATCH.forward, SCRATCH.forward.length * 2);
-    SCRATCH.forward[nr++] = lo;
-    SCRATCH.forward[nr++] = hi;
-  };
+  let nf = 0;
   walk(
     table,
     warm,
@@ -227,18 +234,17 @@ function forwardTails(table: StringTable, warm: HeadIndex, q: Uint16Array, maxCo
     maxCost,
     true,
     (i, cost) => {
-      note(i, i + 1);
+      nf = noteForward(nf, i, i + 1);
       emit(i, cost);
     },
     (lo, hi, cost) => {
-      note(lo, hi);
+      nf = noteForward(nf, lo, hi);
       range(lo, hi, cost);
     },
     h - 1,
     maxCost - 1,
   );
   const { offsets, chars } = table;
-  const forward = SCRATCH.forward;
   const lead = q[h]!;
   let nc = 0;
   for (let o = Math.max(0, h - maxCost); o <= h + maxCost; o++) {
@@ -246,9 +252,7 @@ function forwardTails(table: StringTable, warm: HeadIndex, q: Uint16Array, maxCo
     for (let at = firstTail(offsets, chars, tails, o, lead, q, h + 1, m); at < tails.length; at++) {
       const x = tails[at]!;
       if (continuationCompare(offsets, chars, x, o, lead, q, h + 1, m) !== 0) break;
-      let covered = false;
-      for (let r = 0; r < nr && !covered; r += 2) covered = forward[r]! <= x && x < forward[r + 1]!;
-      if (!covered) nc = addCandidate(nc, x);
+      if (!foundForward(nf, x)) nc = addCandidate(nc, x);
     }
   }
   // (a term can hold q2 at two offsets: emitted once)
@@ -290,6 +294,11 @@ const NO_RANGE: EmitRange = () => {
   throw new Error('a walk without prefix matching emits no ranges');
 };
 
+/** May cell k of a row hold v edits: within the budget, and within capVal up to column capCol (a split walk's half)? */
+function mayHold(k: number, v: number, maxCost: number, capCol: number, capVal: number): boolean {
+  return v <= maxCost && !(k <= capCol && v > capVal);
+}
+
 /** One walk of `table` (see enumerateTerms), its cells 0..capCol capped at capVal edits. */
 function walk(table: StringTable, warm: HeadIndex | null, q: Uint16Array, maxCost: number, prefix: boolean, emit: Emit, range: EmitRange, capCol: number, capVal: number): void {
   const m = q.length;
@@ -300,7 +309,7 @@ function walk(table: StringTable, warm: HeadIndex | null, q: Uint16Array, maxCos
   // (rows are reused from walk to walk: a row's cells outside its band are never read,
   // except cell m, which childRow sets "too far" when outside the band)
   const rows = scratchRows(depthCap + 2, m + 1);
-  for (let j = 0; j <= m; j++) rows[0]![j] = j <= maxCost && !(j <= capCol && j > capVal) ? j : maxCost + 1;
+  for (let j = 0; j <= m; j++) rows[0]![j] = mayHold(j, j, maxCost, capCol, capVal) ? j : maxCost + 1;
   const heads = warm ?? NO_HEADS;
   // (with the head index warm, so are the tails: spent nodes at depths 2 and 3 are then
   // looked up all at once; a cold table walks as before)
@@ -777,7 +786,7 @@ function childRow(w: Walk, depth: number, ch: number): number {
   const kLo = d - maxCost > 1 ? d - maxCost : 1;
   const kHi = d + maxCost < m ? d + maxCost : m;
   const far = maxCost + 1;
-  cur[0] = d <= maxCost && !(capCol >= 0 && d > capVal) ? d : far;
+  cur[0] = mayHold(0, d, maxCost, capCol, capVal) ? d : far;
   if (kLo > 1) cur[kLo - 1] = far;
   if (kHi < m) cur[kHi + 1] = far;
   if (m < kLo - 1 || m > kHi + 1) cur[m] = far;
@@ -793,6 +802,7 @@ function childRow(w: Walk, depth: number, ch: number): number {
       const t = pprev[k - 2]! + 1;
       if (t < v) v = t;
     }
+    // (mayHold, written out: the walk's hottest line)
     if (v > far || (k <= capCol && v > capVal)) v = far;
     cur[k] = v;
     if (v < rowMin) rowMin = v;
