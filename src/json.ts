@@ -141,6 +141,11 @@ export function stringifyJson(v: unknown): string {
   }
 }
 
+/** Is the code unit (or byte) JSON whitespace: space, tab, line feed or carriage return? */
+export function isJsonSpace(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+}
+
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }

@@ -7,7 +7,7 @@
  * stored text without decoding it. Documents holding integers beyond 2^53 are stored with a
  * leading marker byte and read back with the lossless parser.
  */
-import { hasLongInteger, parseJson, stringifyJson } from '../json.js';
+import { hasLongInteger, isJsonSpace, parseJson, stringifyJson } from '../json.js';
 
 const LOSSLESS = 0x01;
 
@@ -89,10 +89,6 @@ function idMember(n: number, afterBrace: boolean, id: string): Buffer {
   scratch[n++] = 0x22; // "
   scratch[n++] = 0x7d; // }
   return scratch.subarray(0, n);
-}
-
-function isJsonSpace(c: number): boolean {
-  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 }
 
 /** lmdb-js encoder for the docs database. Hot: once per stored or read document. */

@@ -9,6 +9,8 @@
  * or `field:([])` to carry options while `q` is embedded). Errors name the problem.
  */
 import { FathomError } from '../errors.js';
+import { grown } from '../index/codec.js';
+import { isJsonSpace } from '../json.js';
 
 export interface VectorQuery {
   field: string;
@@ -105,8 +107,6 @@ function vectorList(s: string): Float32Array {
   return v;
 }
 
-const isSpace = (c: number) => c === 32 || c === 10 || c === 13 || c === 9;
-
 /** Scratch for readFloat32List: the text's bytes and the numbers read (grown as needed, up to 2 MiB of text). */
 let textBytes = Buffer.allocUnsafe(1 << 14);
 let numbers = new Float32Array(1024);
@@ -134,7 +134,7 @@ function readFloat32List(s: string): Float32Array | undefined {
   // anything but ASCII writes more bytes than characters (or is cut short): not plain numbers
   if (n !== s.length) return undefined;
   let i = 1;
-  while (i < n && isSpace(b[i]!)) i++;
+  while (i < n && isJsonSpace(b[i]!)) i++;
   if (b[i] === 93) return i === n - 1 ? new Float32Array(0) : undefined;
   let k = 0;
   for (;;) {
@@ -193,16 +193,12 @@ function readFloat32List(s: string): Float32Array | undefined {
       f = Math.fround(x);
       if (Math.fround(x * (1 - 1e-13)) !== Math.fround(x * (1 + 1e-13))) f = Math.fround(Number(b.toString('latin1', start + (neg ? 1 : 0), i)));
     }
-    if (k === numbers.length) {
-      const grown = new Float32Array(k * 2);
-      grown.set(numbers);
-      numbers = grown;
-    }
+    if (k === numbers.length) numbers = grown(numbers, k * 2);
     numbers[k++] = neg ? -f : f;
-    while (isSpace(c)) c = b[++i]!;
+    while (isJsonSpace(c)) c = b[++i]!;
     if (c === 44) {
       i++;
-      while (i < n && isSpace(b[i]!)) i++;
+      while (i < n && isJsonSpace(b[i]!)) i++;
       continue;
     }
     return c === 93 && i === n - 1 ? numbers.slice(0, k) : undefined;
