@@ -17,6 +17,7 @@
  * for highlighting. A property test checks they always agree.
  */
 import { createRequire } from 'node:module';
+import { grown } from '../index/codec.js';
 
 export interface TokenizerOptions {
   locale?: string;
@@ -267,11 +268,7 @@ export class Tokenizer {
         scratch[len++] = unit;
         h = fnvStep(h, unit);
       } else if (cls === 2 && len > 0) {
-        if (count === ids.length) {
-          const g = new Int32Array(ids.length * 2);
-          g.set(ids);
-          ids = out.ids = g;
-        }
+        if (count === ids.length) ids = out.ids = grown(ids, ids.length * 2);
         ids[count++] = interner.idOfHashed(len, h | 0);
         len = 0;
         h = FNV_BASIS;
