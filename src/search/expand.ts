@@ -153,21 +153,7 @@ const FB_SUFFIX_2 = 3;
 function forwardBackward(table: StringTable, warm: HeadIndex, q: Uint16Array, maxCost: number, emit: Emit): void {
   const m = q.length;
   const h = maxCost === 2 ? m - FB_SUFFIX_2 : m >> 1;
-  let nf = 0;
-  walk(
-    table,
-    warm,
-    q,
-    maxCost,
-    false,
-    (i, cost) => {
-      nf = noteForward(nf, i, i + 1);
-      emit(i, cost);
-    },
-    NO_RANGE,
-    h - 1,
-    maxCost - 1,
-  );
+  const nf = forwardHalf(table, warm, q, maxCost, false, h, emit, NO_RANGE);
   const rev = table.reversed();
   const rq = new Uint16Array(m);
   for (let k = 0; k < m; k++) rq[k] = q[m - 1 - k]!;
@@ -185,6 +171,24 @@ function forwardBackward(table: StringTable, warm: HeadIndex, q: Uint16Array, ma
     m - h,
     0,
   );
+}
+
+/**
+ * The forward half of a split walk: q[0..h)'s cells capped at one edit less than the
+ * budget. What it emits is recorded (noteForward); returns the count foundForward takes.
+ */
+function forwardHalf(table: StringTable, warm: HeadIndex, q: Uint16Array, maxCost: number, prefix: boolean, h: number, emit: Emit, range: EmitRange): number {
+  let nf = 0;
+  const note: Emit = (i, cost) => {
+    nf = noteForward(nf, i, i + 1);
+    emit(i, cost);
+  };
+  const noteRange: EmitRange = (lo, hi, cost) => {
+    nf = noteForward(nf, lo, hi);
+    range(lo, hi, cost);
+  };
+  walk(table, warm, q, maxCost, prefix, note, prefix ? noteRange : NO_RANGE, h - 1, maxCost - 1);
+  return nf;
 }
 
 /** Records that the forward half of a split walk emitted [lo, hi), in SCRATCH.forward; returns the new count of numbers there. */
@@ -226,24 +230,7 @@ const FT_SUFFIX = 4;
 function forwardTails(table: StringTable, warm: HeadIndex, q: Uint16Array, maxCost: number, emit: Emit, range: EmitRange): void {
   const m = q.length;
   const h = m - FT_SUFFIX; // q1 = q[0..h), q2 = q[h..m)
-  let nf = 0;
-  walk(
-    table,
-    warm,
-    q,
-    maxCost,
-    true,
-    (i, cost) => {
-      nf = noteForward(nf, i, i + 1);
-      emit(i, cost);
-    },
-    (lo, hi, cost) => {
-      nf = noteForward(nf, lo, hi);
-      range(lo, hi, cost);
-    },
-    h - 1,
-    maxCost - 1,
-  );
+  const nf = forwardHalf(table, warm, q, maxCost, true, h, emit, range);
   const { offsets, chars } = table;
   const lead = q[h]!;
   let nc = 0;
