@@ -3,6 +3,9 @@ import { BOOKS_SCHEMA, cli, dataDirPath, openEngine, rng } from './helpers.js';
 import type { Engine } from '../src/engine.js';
 import { enumerateTerms, editDistance } from '../src/search/expand.js';
 import { StringTable } from '../src/index/codec.js';
+import { selectCandidates, selectCandidatesShared } from '../src/search/match.js';
+import { getSchema } from '../src/collection/catalog.js';
+import { snapshot } from '../src/index/manifest.js';
 
 async function coll(docs: Record<string, unknown>[], fields: unknown[] = [{ name: 'title', type: 'string' }, { name: 'body', type: 'string', optional: true }], extra: Record<string, unknown> = {}): Promise<Engine> {
   const e = openEngine();
@@ -276,6 +279,56 @@ describe('typo tolerance', () => {
       const distance = prefix ? prefixDistance : editDistance;
       expect(got).toEqual(new Map(words.map((w) => [w, distance(query, w)] as [string, number]).filter(([, d]) => d <= max)));
     }
+  });
+
+  it('keeps each query_by field to its own num_typos and prefix when fields share a typo walk', async () => {
+    const e = await coll([
+      { id: 'a', title: 'orchestration', body: 'nothing here' },
+      { id: 'b', title: 'nothing here', body: 'orchestration' },
+    ]);
+    // (the same searches again after the fields' shared dictionary is built)
+    for (let round = 0; round < 20; round++) {
+      expect(ids(e.searchSync('c', { q: 'orchestrasion', query_by: 'title,body', num_typos: '1,0' }))).toEqual(['a']);
+      expect(ids(e.searchSync('c', { q: 'orchestrasion', query_by: 'title,body', num_typos: '0,1' }))).toEqual(['b']);
+      expect(ids(e.searchSync('c', { q: 'orchestrasion', query_by: 'title,body', num_typos: '1,1' })).sort()).toEqual(['a', 'b']);
+      expect(ids(e.searchSync('c', { q: 'orchestr', query_by: 'title,body', prefix: 'true,false' }))).toEqual(['a']);
+      expect(ids(e.searchSync('c', { q: 'orchestr', query_by: 'title,body', prefix: 'false,true' }))).toEqual(['b']);
+    }
+    await e.close();
+  });
+
+  it('gives each field the same typo candidates from one walk of their shared dictionary as from its own walk', async () => {
+    const r = rng(23);
+    const letters = 'abcdefgh';
+    const word = () => Array.from({ length: 2 + Math.floor(r() * 7) }, () => letters[Math.floor(r() * letters.length)]).join('');
+    // two fields with overlapping vocabularies, in two segments (merges off)
+    const vocab = Array.from({ length: 900 }, word);
+    const e = openEngine(dataDirPath(), { merges: 'off' });
+    await e.createCollection({ name: 'c', fields: [{ name: 'title', type: 'string' }, { name: 'body', type: 'string' }] });
+    for (let batch = 0; batch < 2; batch++) {
+      const docs = Array.from({ length: 150 }, (_, i) => ({
+        id: `${batch}-${i}`,
+        title: Array.from({ length: 3 }, () => vocab[Math.floor(r() * 500)]).join(' '),
+        body: Array.from({ length: 8 }, () => vocab[300 + Math.floor(r() * 600)]).join(' '),
+      }));
+      await e.import('c', [Buffer.from(docs.map((d) => JSON.stringify(d)).join('\n'))], {}, () => {});
+    }
+    const schema = getSchema(e.store, 'c');
+    const segs = snapshot(e.store, schema.id).segments;
+    expect(segs.length).toBeGreaterThanOrEqual(2);
+    const fields = [schema.field('title')!, schema.field('body')!];
+    let shared = 0;
+    for (let trial = 0; trial < 120; trial++) {
+      const q = trial % 2 ? word() : vocab[Math.floor(r() * vocab.length)]!.replace(/.$/, 'x');
+      for (const [max, prefix, limit] of [[1, false, 4], [2, false, 50], [1, true, 3], [2, true, 1000]] as const) {
+        if (segs.every((s) => s.reader.sharedTerms([fields[0]!.id, fields[1]!.id]) !== null)) shared++;
+        const got = selectCandidatesShared(segs, fields, q, max, prefix, limit);
+        expect(got).toEqual(fields.map((f) => selectCandidates(segs, f, q, max, prefix, limit)));
+      }
+    }
+    // (the union is built after a few walks: nearly every comparison above went through it)
+    expect(shared).toBeGreaterThan(400);
+    await e.close();
   });
 
   /** The distance between q and w's closest prefix: editDistance's table, the smallest cell of its last column. */

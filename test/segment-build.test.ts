@@ -4,7 +4,7 @@ import { openEngine } from './helpers.js';
 import { getSchema, fieldTokenizer } from '../src/collection/catalog.js';
 import { ELEMENT_SHIFT, SegmentBuilder, SegmentReader, sortedTermIds } from '../src/index/segment.js';
 import { TermInterner } from '../src/index/interner.js';
-import { StringTable } from '../src/index/codec.js';
+import { StringTable, unionTables } from '../src/index/codec.js';
 import type { Field } from '../src/schema/schema.js';
 
 /**
@@ -209,6 +209,25 @@ describe("a term table's reversed table", () => {
           .sort((a, b) => (a[0] < b[0] ? -1 : 1));
         expect(Array.from({ length: table.size }, (_, r) => table.get(r))).toEqual(want.map(([w]) => w));
         expect([...ids]).toEqual(want.map(([, i]) => i));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('a union of term tables', () => {
+  it('holds every entry of each table once, in order, and says where each table\'s entries sit', () => {
+    const unit = fc.constantFrom('a', 'b', 'ab', '\u0000', 'é', '日', '\ud83d', '\uffff');
+    fc.assert(
+      fc.property(fc.array(fc.uniqueArray(fc.string({ unit, maxLength: 5 }), { maxLength: 60 }), { minLength: 1, maxLength: 3 }), (lists) => {
+        const sorted = lists.map((l) => [...l].sort());
+        const { table, pos } = unionTables(sorted.map((l) => StringTable.build(l)));
+        const union = [...new Set(sorted.flat())].sort();
+        expect(Array.from({ length: table.size }, (_, u) => table.get(u))).toEqual(union);
+        sorted.forEach((words, t) => {
+          // pos[t][u]: how many of table t's entries sort before union entry u
+          expect([...pos[t]!]).toEqual([...union, undefined].map((w) => (w === undefined ? words.length : words.filter((x) => x < w).length)));
+        });
       }),
       { numRuns: 300 },
     );

@@ -34,7 +34,7 @@ import type { Field } from '../schema/schema.js';
 import type { IndexValue } from '../document/document.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import { TermInterner } from './interner.js';
-import { Blob, ByteReader, ByteWriter, RADIX_ID_SPACE, StringTable, encodeBlob, jsonSection, radixSortIds, type Section } from './codec.js';
+import { Blob, ByteReader, ByteWriter, HEADS_AFTER_WALKS, RADIX_ID_SPACE, StringTable, encodeBlob, jsonSection, radixSortIds, unionTables, type Section, type UnionTable } from './codec.js';
 
 export const SEGMENT_FORMAT = 2;
 
@@ -674,6 +674,29 @@ export class SegmentReader {
       this.texts.set(fieldId, t);
     }
     return t;
+  }
+
+  private unions = new Map<string, { uses: number; union: UnionTable | null }>();
+
+  /**
+   * The union of the term dictionaries of these text fields (codec.ts unionTables), for
+   * one typo walk instead of one per field: null until it has been asked for
+   * HEADS_AFTER_WALKS times (a one-query CLI process walks each field instead), or when
+   * a field has no text index here. Kept with the segment, like the fields' own data.
+   */
+  sharedTerms(fieldIds: readonly number[]): UnionTable | null {
+    const key = fieldIds.join(',');
+    let u = this.unions.get(key);
+    if (!u) this.unions.set(key, (u = { uses: 0, union: null }));
+    if (u.union || ++u.uses < HEADS_AFTER_WALKS) return u.union;
+    const tables: StringTable[] = [];
+    for (const id of fieldIds) {
+      const t = this.text(id);
+      if (!t) return null;
+      tables.push(t.terms);
+    }
+    u.union = unionTables(tables);
+    return u.union;
   }
 
   numeric(fieldId: number): NumericColumn | null {

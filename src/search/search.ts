@@ -21,7 +21,7 @@ import { parseQ } from '../query/q.js';
 import type { SearchParams } from '../query/params.js';
 import { project } from '../io/project.js';
 import { allowedTypos } from './expand.js';
-import { matchInfo, matchSegment, selectCandidates, type CandidateTable, type FieldSpec } from './match.js';
+import { matchInfo, matchSegment, selectCandidatesShared, type Candidate, type CandidateTable, type FieldSpec } from './match.js';
 import { FacetCounter, Sorter, TopK, fieldSortValue, type FacetResult, type FacetSpec, type Hit } from './collect.js';
 import { highlightDocument, type HighlightField } from './highlight.js';
 import { termLookup, type Tokenizer } from '../tokenizer/tokenizer.js';
@@ -603,20 +603,29 @@ function runRounds(
     const base = level === 0 ? undefined : candidatesAt(0, 'all');
     table = qt.tokens.map((_tok, t) => {
       const exact = base?.[t]!.some((perField) => perField.length > 0);
-      return fields.map((f, fi) => {
+      // the same token, field and typo budget in another round: the same candidates
+      const memoKey = (fi: number, allowed: number) => (t * fields.length + fi) * 4 + allowed;
+      const prefixFor = (f: FieldSpec) => t === T - 1 && f.prefix && !inPhrase.has(t);
+      const reused = (fi: number): Candidate[] | undefined => {
         if (base && mode === 'missing' && exact) return base[t]![fi]!;
-        const allowed = allowedFor(t, f, level);
+        const allowed = allowedFor(t, fields[fi]!, level);
         if (base && allowed === 0) return base[t]![fi]!;
-        // the same token, field and typo budget in another round: the same candidates
-        const memoKey = (t * fields.length + fi) * 4 + allowed;
-        let cands = expanded.get(memoKey);
-        if (!cands) {
-          const prefix = t === T - 1 && f.prefix && !inPhrase.has(t);
-          cands = selectCandidates(segs, f.field, fieldToken(t, fi), allowed, prefix, params.max_candidates);
-          expanded.set(memoKey, cands);
-        }
-        return cands;
-      });
+        return expanded.get(memoKey(fi, allowed));
+      };
+      // Fields still to expand that look up the same word with the same budget and prefix
+      // rule share one typo walk (selectCandidatesShared).
+      const todo = fields.map((_f, fi) => fi).filter((fi) => reused(fi) === undefined);
+      while (todo.length > 0) {
+        const fi = todo[0]!;
+        const word = fieldToken(t, fi);
+        const allowed = allowedFor(t, fields[fi]!, level);
+        const prefix = prefixFor(fields[fi]!);
+        const group = todo.filter((g) => fieldToken(t, g) === word && allowedFor(t, fields[g]!, level) === allowed && prefixFor(fields[g]!) === prefix);
+        const lists = selectCandidatesShared(segs, group.map((g) => fields[g]!.field), word, allowed, prefix, params.max_candidates);
+        group.forEach((g, k) => expanded.set(memoKey(g, allowed), lists[k]!));
+        for (const g of group) todo.splice(todo.indexOf(g), 1);
+      }
+      return fields.map((_f, fi) => reused(fi)!);
     });
     tableAt.set(key, table);
     return table;
