@@ -6,6 +6,7 @@ import { StringTable } from '../src/index/codec.js';
 import { selectCandidates, selectCandidatesShared } from '../src/search/match.js';
 import { getSchema } from '../src/collection/catalog.js';
 import { snapshot } from '../src/index/manifest.js';
+import { SegmentReader } from '../src/index/segment.js';
 
 async function coll(docs: Record<string, unknown>[], fields: unknown[] = [{ name: 'title', type: 'string' }, { name: 'body', type: 'string', optional: true }], extra: Record<string, unknown> = {}): Promise<Engine> {
   const e = openEngine();
@@ -328,6 +329,28 @@ describe('typo tolerance', () => {
     }
     // (the union is built after a few walks: nearly every comparison above went through it)
     expect(shared).toBeGreaterThan(400);
+    await e.close();
+  });
+
+  it('keeps the shared dictionaries of only the most recent query_by field combinations', async () => {
+    const names = Array.from({ length: 7 }, (_, i) => `f${i}`);
+    const e = await coll(
+      [{ id: 'a', f0: 'orchestration', f1: 'kubernetes', f2: 'nothing', f3: 'nothing', f4: 'nothing', f5: 'nothing', f6: 'nothing' }],
+      names.map((name) => ({ name, type: 'string' })),
+    );
+    const schema = getSchema(e.store, 'c');
+    const reader = snapshot(e.store, schema.id).segments[0]!.reader;
+    // every pair of fields, each searched often enough to get its union
+    for (let i = 0; i < 7; i++) {
+      for (let j = i + 1; j < 7; j++) {
+        for (let k = 0; k < 20; k++) {
+          const found = e.searchSync('c', { q: 'orchestrasion', query_by: `${names[i]},${names[j]}` }).found;
+          expect(found).toBe(i === 0 ? 1 : 0);
+        }
+      }
+    }
+    expect(reader.sharedTerms([schema.field('f5')!.id, schema.field('f6')!.id])).not.toBeNull();
+    expect((reader as unknown as { unions: Map<string, unknown> }).unions.size).toBeLessThanOrEqual(SegmentReader.SHARED_TERMS_KEPT);
     await e.close();
   });
 

@@ -678,6 +678,9 @@ export class SegmentReader {
 
   private unions = new Map<string, { uses: number; union: UnionTable | null }>();
 
+  /** How many field combinations' unions (and counts of asks) sharedTerms keeps, per segment. */
+  static readonly SHARED_TERMS_KEPT = 16;
+
   /**
    * The union of the term dictionaries of these text fields (codec.ts unionTables), for
    * one typo walk instead of one per field: null until it has been asked for
@@ -687,7 +690,12 @@ export class SegmentReader {
   sharedTerms(fieldIds: readonly number[]): UnionTable | null {
     const key = fieldIds.join(',');
     let u = this.unions.get(key);
-    if (!u) this.unions.set(key, (u = { uses: 0, union: null }));
+    if (u) this.unions.delete(key);
+    else u = { uses: 0, union: null };
+    // (most recently asked last; a client cycling through many query_by combinations keeps
+    // only the last SHARED_TERMS_KEPT of them, so memory stays bounded)
+    this.unions.set(key, u);
+    if (this.unions.size > SegmentReader.SHARED_TERMS_KEPT) this.unions.delete(this.unions.keys().next().value!);
     if (u.union || ++u.uses < HEADS_AFTER_WALKS) return u.union;
     const tables: StringTable[] = [];
     for (const id of fieldIds) {
