@@ -56,6 +56,9 @@ export interface DocMatch {
   dropped: number;
 }
 
+/** A field's candidate terms as they are found: lowest cost, and document count summed over segments. */
+type Agg = Map<string, { cost: number; df: number }>;
+
 /** Chooses the candidate terms for one token in one field, across all segments. */
 export function selectCandidates(
   segments: LiveSegment[],
@@ -85,8 +88,8 @@ export function selectCandidatesShared(
   prefix: boolean,
   limit: number,
 ): Candidate[][] {
-  const aggs = fields.map(() => new Map<string, { cost: number; df: number }>());
-  const add = (agg: Map<string, { cost: number; df: number }>, term: string, cost: number, df: number) => {
+  const aggs = fields.map((): Agg => new Map());
+  const add = (agg: Agg, term: string, cost: number, df: number) => {
     const cur = agg.get(term);
     if (!cur) agg.set(term, { cost, df });
     else {
@@ -96,7 +99,7 @@ export function selectCandidatesShared(
   };
   const keepPerRange = Math.max(limit * 4, 16);
   /** Field f's entries [lo, hi) of `ti`, all within `cost`. */
-  const addRange = (agg: Map<string, { cost: number; df: number }>, ti: TextIndex, lo: number, hi: number, cost: number) => {
+  const addRange = (agg: Agg, ti: TextIndex, lo: number, hi: number, cost: number) => {
     if (hi - lo <= keepPerRange) {
       for (let i = lo; i < hi; i++) add(agg, ti.terms.get(i), cost, ti.docFreq[i]!);
       return;
@@ -120,15 +123,18 @@ export function selectCandidatesShared(
     for (const i of top) add(agg, ti.terms.get(i), cost, df[i]!);
   };
   for (const seg of segments) {
+    // the fields with a text index in this segment
     const tis: TextIndex[] = [];
-    const fieldAggs: Map<string, { cost: number; df: number }>[] = [];
+    const fieldAggs: Agg[] = [];
+    const ids: number[] = [];
     for (let f = 0; f < fields.length; f++) {
       const ti = seg.reader.text(fields[f]!.id);
       if (!ti) continue;
       tis.push(ti);
       fieldAggs.push(aggs[f]!);
+      ids.push(fields[f]!.id);
     }
-    const union = maxCost > 0 && tis.length > 1 ? seg.reader.sharedTerms(fields.filter((f) => seg.reader.text(f.id)).map((f) => f.id)) : null;
+    const union = maxCost > 0 && tis.length > 1 ? seg.reader.sharedTerms(ids) : null;
     if (!union) {
       for (let f = 0; f < tis.length; f++) {
         const ti = tis[f]!;

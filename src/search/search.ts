@@ -614,16 +614,20 @@ function runRounds(
       };
       // Fields still to expand that look up the same word with the same budget and prefix
       // rule share one typo walk (selectCandidatesShared).
-      const todo = fields.map((_f, fi) => fi).filter((fi) => reused(fi) === undefined);
-      while (todo.length > 0) {
-        const fi = todo[0]!;
+      const groups = new Map<string, { word: string; allowed: number; prefix: boolean; members: number[] }>();
+      fields.forEach((f, fi) => {
+        if (reused(fi) !== undefined) return;
         const word = fieldToken(t, fi);
-        const allowed = allowedFor(t, fields[fi]!, level);
-        const prefix = prefixFor(fields[fi]!);
-        const group = todo.filter((g) => fieldToken(t, g) === word && allowedFor(t, fields[g]!, level) === allowed && prefixFor(fields[g]!) === prefix);
-        const lists = selectCandidatesShared(segs, group.map((g) => fields[g]!.field), word, allowed, prefix, params.max_candidates);
-        group.forEach((g, k) => expanded.set(memoKey(g, allowed), lists[k]!));
-        for (const g of group) todo.splice(todo.indexOf(g), 1);
+        const allowed = allowedFor(t, f, level);
+        const prefix = prefixFor(f);
+        const key = `${allowed}${prefix ? 'p' : 'w'}${word}`;
+        const g = groups.get(key);
+        if (g) g.members.push(fi);
+        else groups.set(key, { word, allowed, prefix, members: [fi] });
+      });
+      for (const { word, allowed, prefix, members } of groups.values()) {
+        const lists = selectCandidatesShared(segs, members.map((g) => fields[g]!.field), word, allowed, prefix, params.max_candidates);
+        members.forEach((g, k) => expanded.set(memoKey(g, allowed), lists[k]!));
       }
       return fields.map((_f, fi) => reused(fi)!);
     });
