@@ -354,6 +354,61 @@ describe('typo tolerance', () => {
     await e.close();
   });
 
+  it('chooses, in one segment, the lowest-cost and most frequent candidates of all the terms that match', async () => {
+    const r = rng(31);
+    const letters = 'abcd';
+    // a small alphabet: short prefixes with typos match hundreds of terms in many ranges
+    const word = () => Array.from({ length: 2 + Math.floor(r() * 6) }, () => letters[Math.floor(r() * letters.length)]).join('');
+    const vocab = Array.from({ length: 1500 }, word);
+    const e = openEngine(dataDirPath(), { merges: 'off' });
+    await e.createCollection({ name: 'c', fields: [{ name: 'title', type: 'string' }, { name: 'body', type: 'string' }] });
+    const docs = Array.from({ length: 400 }, (_, i) => ({
+      id: String(i),
+      // skewed draws, so that document counts differ (and tie too)
+      title: Array.from({ length: 3 }, () => vocab[Math.floor(r() * r() * 700)]).join(' '),
+      body: Array.from({ length: 6 }, () => vocab[400 + Math.floor(r() * r() * 1100)]).join(' '),
+    }));
+    // `cab` in one document, and 30 longer words that start with it in three each: the
+    // token itself must still be chosen first
+    docs.push({ id: 'cab', title: 'cab', body: 'cab' });
+    const longer = Array.from({ length: 30 }, (_, i) => `cab${letters[i % 4]}${letters[Math.floor(i / 4) % 4]}${'d'.repeat(Math.floor(i / 16))}`);
+    longer.forEach((w, i) => {
+      for (let k = 0; k < 3; k++) docs.push({ id: `cab${i}-${k}`, title: w, body: w });
+    });
+    await e.import('c', [Buffer.from(docs.map((d) => JSON.stringify(d)).join('\n'))], { batchSize: 1000 }, () => {});
+    const schema = getSchema(e.store, 'c');
+    const segs = snapshot(e.store, schema.id).segments;
+    expect(segs.length).toBe(1);
+    const fields = [schema.field('title')!, schema.field('body')!];
+    const docFreq = (name: 'title' | 'body') => {
+      const m = new Map<string, number>();
+      for (const d of docs) for (const w of new Set(d[name].split(' '))) m.set(w, (m.get(w) ?? 0) + 1);
+      return m;
+    };
+    const dfs = [docFreq('title'), docFreq('body')];
+    let wide = 0;
+    for (let trial = 0; trial < 60; trial++) {
+      const q = trial < 2 ? 'cab' : trial % 3 ? word() : vocab[Math.floor(r() * vocab.length)]!;
+      for (const [max, prefix, limit] of [[1, true, 4], [2, true, 4], [1, false, 2], [2, false, 4], [0, true, 3], [2, true, 10]] as const) {
+        // (the fields' union is built after a few calls: later ones walk it)
+        const got = selectCandidatesShared(segs, fields, q, max, prefix, limit);
+        dfs.forEach((df, f) => {
+          const distance = prefix ? prefixDistance : editDistance;
+          const all = [...df].map(([term, n]) => ({ term, n, cost: distance(q, term) })).filter((c) => c.cost <= max);
+          if (all.length > 100) wide++;
+          all.sort((a, b) => a.cost - b.cost || (a.term === q ? -1 : b.term === q ? 1 : 0) || b.n - a.n || (a.term < b.term ? -1 : 1));
+          const want = all.slice(0, limit).map(({ term, cost }) => ({ term, cost }));
+          const exact = all.find((c) => c.term === q);
+          if (exact && !want.some((c) => c.term === q)) want.unshift({ term: q, cost: 0 });
+          expect(got[f]).toEqual(want);
+        });
+      }
+    }
+    // many lookups matched far more terms than are kept
+    expect(wide).toBeGreaterThan(200);
+    await e.close();
+  });
+
   /** The distance between q and w's closest prefix: editDistance's table, the smallest cell of its last column. */
   function prefixDistance(q: string, w: string): number {
     let best = Infinity;

@@ -59,6 +59,97 @@ export interface DocMatch {
 /** A field's candidate terms as they are found: lowest cost, and document count summed over segments. */
 type Agg = Map<string, { cost: number; df: number }>;
 
+/**
+ * The best `cap` entries of one field's dictionary in one segment, in the order candidates
+ * are chosen: lower cost, the query token itself, more documents, then table order (which
+ * is the terms' order). A walk's matches and ranges are offered here as numbers, and only
+ * the kept entries are ever decoded into strings.
+ *
+ * Hot: one typo walk of a short last token with prefix (`libt`, 1 typo) matches ~700
+ * ranges and ~9,000 terms; collecting them all into a Map of strings took ~3 ms of a 4 ms
+ * search, where at most `cap` of them can survive.
+ */
+class TopTerms {
+  readonly idx: Int32Array;
+  readonly cost: Int32Array;
+  readonly df: Int32Array;
+  n = 0;
+  /** Table index of the query token itself (-1: not in this table). */
+  exact = -1;
+
+  constructor(readonly cap: number) {
+    this.idx = new Int32Array(cap);
+    this.cost = new Int32Array(cap);
+    this.df = new Int32Array(cap);
+  }
+
+  reset(exact: number): void {
+    this.n = 0;
+    this.exact = exact;
+  }
+
+  /** Would entry (i, cost, df) come before kept slot s? */
+  private before(i: number, cost: number, df: number, s: number): boolean {
+    const c = this.cost[s]!;
+    if (cost !== c) return cost < c;
+    const j = this.idx[s]!;
+    if (i === this.exact) return true;
+    if (j === this.exact) return false;
+    const d = this.df[s]!;
+    return df !== d ? df > d : i < j;
+  }
+
+  offer(i: number, cost: number, df: number): void {
+    if (i === this.exact) cost = 0;
+    let s = this.n;
+    if (s === this.cap) {
+      if (!this.before(i, cost, df, s - 1)) return;
+      s--;
+    } else this.n++;
+    // insertion: shift the worse entries down one slot
+    while (s > 0 && this.before(i, cost, df, s - 1)) {
+      this.idx[s] = this.idx[s - 1]!;
+      this.cost[s] = this.cost[s - 1]!;
+      this.df[s] = this.df[s - 1]!;
+      s--;
+    }
+    this.idx[s] = i;
+    this.cost[s] = cost;
+    this.df[s] = df;
+  }
+
+  /** Entries [lo, hi), all within `cost`. */
+  offerRange(lo: number, hi: number, cost: number, docFreq: ArrayLike<number>): void {
+    const ex = this.exact;
+    if (ex >= lo && ex < hi) this.offer(ex, 0, docFreq[ex]!);
+    for (let i = lo; i < hi; i++) {
+      if (this.n === this.cap) {
+        // full: skip what cannot enter without the call (a range is one cost, often high)
+        const w = this.n - 1;
+        if (cost > this.cost[w]!) return;
+        const d = docFreq[i]!;
+        if (cost === this.cost[w]! && this.idx[w] !== ex && (d < this.df[w]! || (d === this.df[w]! && i > this.idx[w]!))) continue;
+      }
+      if (i !== ex) this.offer(i, cost, docFreq[i]!);
+    }
+  }
+
+  /** Adds the kept entries, decoded, to the field's aggregate. */
+  flush(agg: Agg, ti: TextIndex): void {
+    for (let s = 0; s < this.n; s++) {
+      const term = ti.terms.get(this.idx[s]!);
+      const cost = this.cost[s]!;
+      const cur = agg.get(term);
+      if (!cur) agg.set(term, { cost, df: this.df[s]! });
+      else {
+        if (cost < cur.cost) cur.cost = cost;
+        cur.df += this.df[s]!;
+      }
+    }
+    this.n = 0;
+  }
+}
+
 /** Chooses the candidate terms for one token in one field, across all segments. */
 export function selectCandidates(
   segments: LiveSegment[],
@@ -79,6 +170,11 @@ export function selectCandidates(
  * counts for the fields that hold it. Replaying the HTTP benchmark's walks (query_by
  * name,summary), one walk of the union took 0.64x (2 typos) and 0.6x (1 typo) the time of
  * the two walks: the top of the trie, where a walk spends most of its time, is shared.
+ *
+ * Each segment keeps its best max(4 x limit, 16) terms per field (TopTerms); their counts
+ * are then summed over segments and the best `limit` chosen, with the token itself always
+ * among them when it is found. With one segment that is exactly the best `limit` of all
+ * the terms matched; with several, a term kept in only some segments counts only there.
  */
 export function selectCandidatesShared(
   segments: LiveSegment[],
@@ -89,48 +185,21 @@ export function selectCandidatesShared(
   limit: number,
 ): Candidate[][] {
   const aggs = fields.map((): Agg => new Map());
-  const add = (agg: Agg, term: string, cost: number, df: number) => {
-    const cur = agg.get(term);
-    if (!cur) agg.set(term, { cost, df });
-    else {
-      if (cost < cur.cost) cur.cost = cost;
-      cur.df += df;
-    }
-  };
-  const keepPerRange = Math.max(limit * 4, 16);
-  /** Field f's entries [lo, hi) of `ti`, all within `cost`. */
-  const addRange = (agg: Agg, ti: TextIndex, lo: number, hi: number, cost: number) => {
-    if (hi - lo <= keepPerRange) {
-      for (let i = lo; i < hi; i++) add(agg, ti.terms.get(i), cost, ti.docFreq[i]!);
-      return;
-    }
-    // a short prefix covers many terms: keep the most frequent ones (and the token itself)
-    const exact = ti.terms.find(token);
-    if (exact >= lo && exact < hi) add(agg, token, 0, ti.docFreq[exact]!);
-    const top: number[] = [];
-    const df = ti.docFreq;
-    for (let i = lo; i < hi; i++) {
-      if (top.length < keepPerRange) {
-        top.push(i);
-        if (top.length === keepPerRange) top.sort((a, b) => df[b]! - df[a]!);
-      } else if (df[i]! > df[top[top.length - 1]!]!) {
-        let p = top.length - 1;
-        while (p > 0 && df[top[p - 1]!]! < df[i]!) p--;
-        top.splice(p, 0, i);
-        top.pop();
-      }
-    }
-    for (const i of top) add(agg, ti.terms.get(i), cost, df[i]!);
-  };
+  const keep = Math.max(limit * 4, 16);
+  const tops = fields.map(() => new TopTerms(keep));
   for (const seg of segments) {
     // the fields with a text index in this segment
     const tis: TextIndex[] = [];
+    const fieldTops: TopTerms[] = [];
     const fieldAggs: Agg[] = [];
     const ids: number[] = [];
     for (let f = 0; f < fields.length; f++) {
       const ti = seg.reader.text(fields[f]!.id);
       if (!ti) continue;
       tis.push(ti);
+      const top = tops[f]!;
+      top.reset(ti.terms.find(token));
+      fieldTops.push(top);
       fieldAggs.push(aggs[f]!);
       ids.push(fields[f]!.id);
     }
@@ -138,42 +207,41 @@ export function selectCandidatesShared(
     if (!union) {
       for (let f = 0; f < tis.length; f++) {
         const ti = tis[f]!;
-        const agg = fieldAggs[f]!;
+        const top = fieldTops[f]!;
+        const docFreq = ti.docFreq;
         enumerateTerms(
           ti.terms,
           token,
           maxCost,
           prefix,
-          (i, cost) => add(agg, ti.terms.get(i), cost, ti.docFreq[i]!),
-          (lo, hi, cost) => addRange(agg, ti, lo, hi, cost),
+          (i, cost) => top.offer(i, cost, docFreq[i]!),
+          (lo, hi, cost) => top.offerRange(lo, hi, cost, docFreq),
         );
       }
-      continue;
+    } else {
+      // one walk of the union: entry u is field f's entry pos[f][u] when the field holds it
+      const { table, pos } = union;
+      enumerateTerms(
+        table,
+        token,
+        maxCost,
+        prefix,
+        (u, cost) => {
+          for (let f = 0; f < tis.length; f++) {
+            const p = pos[f]!;
+            const i = p[u]!;
+            if (p[u + 1]! !== i) fieldTops[f]!.offer(i, cost, tis[f]!.docFreq[i]!);
+          }
+        },
+        (lo, hi, cost) => {
+          for (let f = 0; f < tis.length; f++) {
+            const p = pos[f]!;
+            if (p[hi]! > p[lo]!) fieldTops[f]!.offerRange(p[lo]!, p[hi]!, cost, tis[f]!.docFreq);
+          }
+        },
+      );
     }
-    // one walk of the union: entry u is field f's entry pos[f][u] when the field holds it
-    const { table, pos } = union;
-    enumerateTerms(
-      table,
-      token,
-      maxCost,
-      prefix,
-      (u, cost) => {
-        let term: string | undefined;
-        for (let f = 0; f < tis.length; f++) {
-          const p = pos[f]!;
-          const i = p[u]!;
-          if (p[u + 1]! === i) continue;
-          term ??= table.get(u);
-          add(fieldAggs[f]!, term, cost, tis[f]!.docFreq[i]!);
-        }
-      },
-      (lo, hi, cost) => {
-        for (let f = 0; f < tis.length; f++) {
-          const p = pos[f]!;
-          if (p[hi]! > p[lo]!) addRange(fieldAggs[f]!, tis[f]!, p[lo]!, p[hi]!, cost);
-        }
-      },
-    );
+    for (let f = 0; f < tis.length; f++) fieldTops[f]!.flush(fieldAggs[f]!, tis[f]!);
   }
   return aggs.map((agg) => {
     const list = [...agg.entries()].map(([term, v]) => ({ term, cost: v.cost, df: v.df }));
