@@ -25,6 +25,7 @@ import type { LiveSegment } from '../index/manifest.js';
 import { isDeleted } from '../index/manifest.js';
 import { ELEMENT_SHIFT, type PostingCursor, type TextIndex } from '../index/segment.js';
 import { enumerateTerms } from './expand.js';
+import type { StringTable } from '../index/codec.js';
 
 export interface FieldSpec {
   field: Field;
@@ -74,8 +75,10 @@ class TopTerms {
   readonly cost: Int32Array;
   readonly df: Int32Array;
   n = 0;
-  /** Table index of the query token itself (-1: not in this table). */
-  exact = -1;
+  private terms: StringTable | null = null;
+  private token = '';
+  /** Table index of the query token itself: -1 when absent, -2 until looked up. */
+  private exact = -2;
 
   constructor(readonly cap: number) {
     this.idx = new Int32Array(cap);
@@ -83,9 +86,17 @@ class TopTerms {
     this.df = new Int32Array(cap);
   }
 
-  reset(exact: number): void {
+  reset(terms: StringTable, token: string): void {
     this.n = 0;
-    this.exact = exact;
+    this.terms = terms;
+    this.token = token;
+    this.exact = -2;
+  }
+
+  /** The token's own index, looked up only once a match of cost 0 needs it (typo walks rarely do). */
+  private exactIndex(): number {
+    if (this.exact === -2) this.exact = this.terms!.find(this.token);
+    return this.exact;
   }
 
   /** Would entry (i, cost, df) come before kept slot s? */
@@ -93,14 +104,16 @@ class TopTerms {
     const c = this.cost[s]!;
     if (cost !== c) return cost < c;
     const j = this.idx[s]!;
-    if (i === this.exact) return true;
-    if (j === this.exact) return false;
+    if (cost === 0) {
+      const ex = this.exactIndex();
+      if (i === ex) return true;
+      if (j === ex) return false;
+    }
     const d = this.df[s]!;
     return df !== d ? df > d : i < j;
   }
 
   offer(i: number, cost: number, df: number): void {
-    if (i === this.exact) cost = 0;
     let s = this.n;
     if (s === this.cap) {
       if (!this.before(i, cost, df, s - 1)) return;
@@ -120,8 +133,11 @@ class TopTerms {
 
   /** Entries [lo, hi), all within `cost`. */
   offerRange(lo: number, hi: number, cost: number, docFreq: ArrayLike<number>): void {
-    const ex = this.exact;
-    if (ex >= lo && ex < hi) this.offer(ex, 0, docFreq[ex]!);
+    let ex = -1;
+    if (cost === 0) {
+      ex = this.exactIndex();
+      if (ex >= lo && ex < hi) this.offer(ex, 0, docFreq[ex]!);
+    }
     for (let i = lo; i < hi; i++) {
       if (this.n === this.cap) {
         // full: skip what cannot enter without the call (a range is one cost, often high)
@@ -198,7 +214,7 @@ export function selectCandidatesShared(
       if (!ti) continue;
       tis.push(ti);
       const top = tops[f]!;
-      top.reset(ti.terms.find(token));
+      top.reset(ti.terms, token);
       fieldTops.push(top);
       fieldAggs.push(aggs[f]!);
       ids.push(fields[f]!.id);
