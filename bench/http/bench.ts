@@ -2,7 +2,7 @@
  * HTTP benchmark: autocannon against `fathom serve` on the Debian packages collection.
  *
  *   node bench/http/run.mjs bench.ts [--dataset FILE] [--data-dir DIR] [--processes 1,2]
- *        [--threads N] [--connections 64] [--duration 10] [--during-import] [--rate R] [--use-cache]
+ *        [--threads N] [--connections 64] [--duration 10] [--warmup 3] [--during-import] [--rate R] [--use-cache]
  *
  * For each process count it starts the real binary (dist/, so run `npm run build`
  * first) with logging at warn, and measures in one run:
@@ -33,6 +33,8 @@ const processesList = arg('processes', '1,2')!.split(',').map(Number);
 const threads = Number(arg('threads', '0'));
 const connections = Number(arg('connections', '64'));
 const duration = Number(arg('duration', '10'));
+/** Seconds of searches before measuring (JIT, page cache, the indexes' lazily built lookup structures). */
+const warmup = Number(arg('warmup', '3'));
 const duringImport = arg('during-import') !== undefined;
 const rate = arg('rate') ? Number(arg('rate')) : undefined;
 const useCache = arg('use-cache') !== undefined;
@@ -160,7 +162,7 @@ async function main() {
   console.log(`packages: ${n} documents (ready in ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   const queries = makeQueries(await vocabulary(dataset), 5000);
   console.log(`sample queries: ${queries.slice(0, 6).map((q) => JSON.stringify(q)).join(', ')}`);
-  console.log(`machine: ${os.cpus().length} x ${os.cpus()[0]?.model}; node ${process.version}; ${connections} connections, ${duration} s per run\n`);
+  console.log(`machine: ${os.cpus().length} x ${os.cpus()[0]?.model}; node ${process.version}; ${connections} connections, ${duration} s per run after ${warmup} s of warm-up searches\n`);
   if (useCache) console.log(`use_cache=true: the ${queries.length} queries repeat, so most searches are answered from the cache\n`);
   const headers = { 'x-typesense-api-key': KEY };
 
@@ -172,8 +174,8 @@ async function main() {
     try {
       await waitHealthy(port);
       const url = `http://127.0.0.1:${port}`;
-      // Warm up: JIT, page cache, segment readers.
-      await run({ url, connections, duration: 3, headers, requests: searchRequests(queries) });
+      // Warm up: JIT, page cache, segment readers and their lazily built lookup structures.
+      await run({ url, connections, duration: warmup, headers, requests: searchRequests(queries) });
       const health = summarize(`${label}: GET /health`, await run({ url: `${url}/health`, connections, duration }));
       print(health);
       const search = summarize(`${label}: GET search`, await run({ url, connections, duration, headers, requests: searchRequests(queries) }));
