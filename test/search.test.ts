@@ -389,7 +389,7 @@ describe('typo tolerance', () => {
     let wide = 0;
     for (let trial = 0; trial < 60; trial++) {
       const q = trial < 2 ? 'cab' : trial % 3 ? word() : vocab[Math.floor(r() * vocab.length)]!;
-      for (const [max, prefix, limit] of [[1, true, 4], [2, true, 4], [1, false, 2], [2, false, 4], [0, true, 3], [2, true, 10]] as const) {
+      for (const [max, prefix, limit] of [[1, true, 4], [2, true, 4], [1, false, 2], [2, false, 4], [0, true, 3], [2, true, 10], [2, true, 300]] as const) {
         // (the fields' union is built after a few calls: later ones walk it)
         const got = selectCandidatesShared(segs, fields, q, max, prefix, limit);
         dfs.forEach((df, f) => {

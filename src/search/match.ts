@@ -68,12 +68,19 @@ type Agg = Map<string, { cost: number; df: number }>;
  *
  * Hot: one typo walk of a short last token with prefix (`libt`, 1 typo) matches ~700
  * ranges and ~9,000 terms; collecting them all into a Map of strings took ~3 ms of a 4 ms
- * search, where at most `cap` of them can survive.
+ * search, where at most `cap` of them can survive. The kept entries are a binary heap with
+ * the worst at the root (slot 0), so an offer that cannot enter costs one comparison and
+ * one that can costs log(cap), whatever max_candidates asks for:
+ *
+ *            worst            each slot s is not before its children 2s+1, 2s+2
+ *           /     \
+ *        ...       ...
  */
 class TopTerms {
-  readonly idx: Int32Array;
-  readonly cost: Int32Array;
-  readonly df: Int32Array;
+  // (grown as entries come, up to cap: max_candidates may ask for 40,000 slots per field)
+  idx: Int32Array;
+  cost: Int32Array;
+  df: Int32Array;
   n = 0;
   private terms: StringTable | null = null;
   private token = '';
@@ -81,9 +88,23 @@ class TopTerms {
   private exact = -2;
 
   constructor(readonly cap: number) {
-    this.idx = new Int32Array(cap);
-    this.cost = new Int32Array(cap);
-    this.df = new Int32Array(cap);
+    const size = Math.min(cap, 64);
+    this.idx = new Int32Array(size);
+    this.cost = new Int32Array(size);
+    this.df = new Int32Array(size);
+  }
+
+  private grow(): void {
+    const size = Math.min(this.cap, this.idx.length * 2);
+    const idx = new Int32Array(size);
+    const cost = new Int32Array(size);
+    const df = new Int32Array(size);
+    idx.set(this.idx);
+    cost.set(this.cost);
+    df.set(this.df);
+    this.idx = idx;
+    this.cost = cost;
+    this.df = df;
   }
 
   reset(terms: StringTable, token: string): void {
@@ -114,21 +135,39 @@ class TopTerms {
   }
 
   offer(i: number, cost: number, df: number): void {
-    let s = this.n;
-    if (s === this.cap) {
-      if (!this.before(i, cost, df, s - 1)) return;
-      s--;
-    } else this.n++;
-    // insertion: shift the worse entries down one slot
-    while (s > 0 && this.before(i, cost, df, s - 1)) {
-      this.idx[s] = this.idx[s - 1]!;
-      this.cost[s] = this.cost[s - 1]!;
-      this.df[s] = this.df[s - 1]!;
-      s--;
+    if (this.n === this.idx.length && this.n < this.cap) this.grow();
+    const { idx, cost: costs, df: dfs } = this;
+    let s: number;
+    if (this.n < this.cap) {
+      // sift up: the hole rises while its parent comes before the new entry
+      s = this.n++;
+      while (s > 0) {
+        const p = (s - 1) >> 1;
+        if (this.before(i, cost, df, p)) break;
+        idx[s] = idx[p]!;
+        costs[s] = costs[p]!;
+        dfs[s] = dfs[p]!;
+        s = p;
+      }
+    } else {
+      if (!this.before(i, cost, df, 0)) return;
+      // replace the worst: the hole sinks while the new entry comes before its worse child
+      s = 0;
+      for (;;) {
+        const l = 2 * s + 1;
+        if (l >= this.n) break;
+        const r = l + 1;
+        const w = r < this.n && this.before(idx[l]!, costs[l]!, dfs[l]!, r) ? r : l;
+        if (!this.before(i, cost, df, w)) break;
+        idx[s] = idx[w]!;
+        costs[s] = costs[w]!;
+        dfs[s] = dfs[w]!;
+        s = w;
+      }
     }
-    this.idx[s] = i;
-    this.cost[s] = cost;
-    this.df[s] = df;
+    idx[s] = i;
+    costs[s] = cost;
+    dfs[s] = df;
   }
 
   /** Entries [lo, hi), all within `cost`. */
@@ -140,11 +179,11 @@ class TopTerms {
     }
     for (let i = lo; i < hi; i++) {
       if (this.n === this.cap) {
-        // full: skip what cannot enter without the call (a range is one cost, often high)
-        const w = this.n - 1;
-        if (cost > this.cost[w]!) return;
+        // full: what does not come before the worst (the root) cannot enter; a range has
+        // one cost, often worse than everything kept
+        if (cost > this.cost[0]!) return;
         const d = docFreq[i]!;
-        if (cost === this.cost[w]! && this.idx[w] !== ex && (d < this.df[w]! || (d === this.df[w]! && i > this.idx[w]!))) continue;
+        if (cost === this.cost[0]! && this.idx[0] !== ex && (d < this.df[0]! || (d === this.df[0]! && i > this.idx[0]!))) continue;
       }
       if (i !== ex) this.offer(i, cost, docFreq[i]!);
     }
