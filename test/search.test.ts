@@ -298,14 +298,24 @@ describe('typo tolerance', () => {
     await e.close();
   });
 
-  it('gives each field the same typo candidates from one walk of their shared dictionary as from its own walk', async () => {
-    const r = rng(23);
-    const letters = 'abcdefgh';
-    const word = () => Array.from({ length: 2 + Math.floor(r() * 7) }, () => letters[Math.floor(r() * letters.length)]).join('');
-    // two fields with overlapping vocabularies, in two segments (merges off)
-    const vocab = Array.from({ length: 900 }, word);
+  /** Seeded random words of 2 to 1 + `spread` letters over `letters`. */
+  function wordMaker(seed: number, letters: string, spread: number) {
+    const r = rng(seed);
+    return { r, word: () => Array.from({ length: 2 + Math.floor(r() * spread) }, () => letters[Math.floor(r() * letters.length)]).join('') };
+  }
+
+  /** An engine without background merges and an empty collection `c` of two string fields, title and body. */
+  async function titleAndBody(): Promise<Engine> {
     const e = openEngine(dataDirPath(), { merges: 'off' });
     await e.createCollection({ name: 'c', fields: [{ name: 'title', type: 'string' }, { name: 'body', type: 'string' }] });
+    return e;
+  }
+
+  it('gives each field the same typo candidates from one walk of their shared dictionary as from its own walk', async () => {
+    const { r, word } = wordMaker(23, 'abcdefgh', 7);
+    // two fields with overlapping vocabularies, in two segments (merges off)
+    const vocab = Array.from({ length: 900 }, word);
+    const e = await titleAndBody();
     for (let batch = 0; batch < 2; batch++) {
       const docs = Array.from({ length: 150 }, (_, i) => ({
         id: `${batch}-${i}`,
@@ -355,13 +365,11 @@ describe('typo tolerance', () => {
   });
 
   it('chooses, in one segment, the lowest-cost and most frequent candidates of all the terms that match', async () => {
-    const r = rng(31);
-    const letters = 'abcd';
     // a small alphabet: short prefixes with typos match hundreds of terms in many ranges
-    const word = () => Array.from({ length: 2 + Math.floor(r() * 6) }, () => letters[Math.floor(r() * letters.length)]).join('');
+    const letters = 'abcd';
+    const { r, word } = wordMaker(31, letters, 6);
     const vocab = Array.from({ length: 1500 }, word);
-    const e = openEngine(dataDirPath(), { merges: 'off' });
-    await e.createCollection({ name: 'c', fields: [{ name: 'title', type: 'string' }, { name: 'body', type: 'string' }] });
+    const e = await titleAndBody();
     const docs = Array.from({ length: 400 }, (_, i) => ({
       id: String(i),
       // skewed draws, so that document counts differ (and tie too)
