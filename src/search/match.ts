@@ -25,7 +25,7 @@ import type { LiveSegment } from '../index/manifest.js';
 import { isDeleted } from '../index/manifest.js';
 import { ELEMENT_SHIFT, type PostingCursor, type TextIndex } from '../index/segment.js';
 import { enumerateTerms } from './expand.js';
-import type { StringTable } from '../index/codec.js';
+import { grown, type StringTable } from '../index/codec.js';
 
 export interface FieldSpec {
   field: Field;
@@ -96,15 +96,9 @@ class TopTerms {
 
   private grow(): void {
     const size = Math.min(this.cap, this.idx.length * 2);
-    const idx = new Int32Array(size);
-    const cost = new Int32Array(size);
-    const df = new Int32Array(size);
-    idx.set(this.idx);
-    cost.set(this.cost);
-    df.set(this.df);
-    this.idx = idx;
-    this.cost = cost;
-    this.df = df;
+    this.idx = grown(this.idx, size);
+    this.cost = grown(this.cost, size);
+    this.df = grown(this.df, size);
   }
 
   reset(terms: StringTable, token: string): void {
@@ -172,20 +166,10 @@ class TopTerms {
 
   /** Entries [lo, hi), all within `cost`. */
   offerRange(lo: number, hi: number, cost: number, docFreq: ArrayLike<number>): void {
-    let ex = -1;
-    if (cost === 0) {
-      ex = this.exactIndex();
-      if (ex >= lo && ex < hi) this.offer(ex, 0, docFreq[ex]!);
-    }
     for (let i = lo; i < hi; i++) {
-      if (this.n === this.cap) {
-        // full: what does not come before the worst (the root) cannot enter; a range has
-        // one cost, often worse than everything kept
-        if (cost > this.cost[0]!) return;
-        const d = docFreq[i]!;
-        if (cost === this.cost[0]! && this.idx[0] !== ex && (d < this.df[0]! || (d === this.df[0]! && i > this.idx[0]!))) continue;
-      }
-      if (i !== ex) this.offer(i, cost, docFreq[i]!);
+      // full, and the range's one cost worse than everything kept: none of the rest can enter
+      if (this.n === this.cap && cost > this.cost[0]!) return;
+      this.offer(i, cost, docFreq[i]!);
     }
   }
 
