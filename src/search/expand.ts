@@ -594,17 +594,27 @@ function foreignChildren(w: Walk, i: number, hi: number, depth: number, best: nu
   // (spent: with a tails index at the child's depth, and no foreign child's own term within the budget)
   const spentForeign = rowMin <= maxCost;
   if (spentForeign && !(cd < w.tails.length && w.tails[cd] !== null && cur[m]! > maxCost && isSpent(w, cur, cd, nb, bandLo(cd + 1, maxCost), bandHi(cd + 1, maxCost, m)))) return false;
-  // the window's characters, sorted and distinct
+  // the window's characters, sorted and distinct: at most 2 x maxCost + 1 of them, put in
+  // order by insertion in this depth's slot of w.window (hot: a typed-array subarray and
+  // sort here allocated two array views and a sort buffer per call, ~150 calls a search)
   const kLo = bandLo(cd, maxCost);
   const kHi = bandHi(cd, maxCost, m);
-  const labels = w.window.subarray(depth * WINDOW, (depth + 1) * WINDOW);
-  let nl = 0;
-  for (let k = kLo - 1; k < kHi; k++) labels[nl++] = q[k]!;
-  labels.subarray(0, nl).sort();
+  const labels = w.window;
+  const base = depth * WINDOW;
+  let end = base;
+  for (let k = kLo - 1; k < kHi; k++) {
+    const ch = q[k]!;
+    let p = end++;
+    while (p > base && labels[p - 1]! > ch) {
+      labels[p] = labels[p - 1]!;
+      p--;
+    }
+    labels[p] = ch;
+  }
   let at = i; // start of the entries not yet accounted for
-  for (let x = 0; x < nl; x++) {
+  for (let x = base; x < end; x++) {
     const ch = labels[x]!;
-    if (x > 0 && labels[x - 1] === ch) continue;
+    if (x > base && labels[x - 1] === ch) continue;
     // the child labelled ch: [a, b)
     if (!childRun(w, at, hi, depth, head, hb, kid, kidEnd, ch, true)) continue;
     const a = w.run[0]!;
