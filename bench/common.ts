@@ -30,12 +30,15 @@ export function arg(name: string, dflt?: string): string | undefined {
   return v === undefined || v.startsWith('--') ? 'true' : v;
 }
 
+/** Ends a benchmark run over a bad argument: one line on stderr, exit status 2. */
+export function usage(message: string): never {
+  console.error(message);
+  process.exit(2);
+}
+
 export function datasetPath(): string {
   const p = arg('dataset', DEFAULT_DATASET)!;
-  if (!fs.existsSync(p)) {
-    console.error(`dataset not found: ${p} (give --dataset PATH)`);
-    process.exit(2);
-  }
+  if (!fs.existsSync(p)) usage(`dataset not found: ${p} (give --dataset PATH)`);
   return p;
 }
 

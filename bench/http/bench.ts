@@ -36,7 +36,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { QUERY_BY, loadDebian, makeQueries, vocabulary } from './debian.js';
-import { DEBIAN_SCHEMA, DEFAULT_DATASET, ROOT, arg } from '../common.js';
+import { DEBIAN_SCHEMA, DEFAULT_DATASET, ROOT, arg, percentile, usage } from '../common.js';
 
 const KEY = 'bench-key';
 
@@ -51,13 +51,13 @@ const warmup = Number(arg('warmup', '3'));
 const duringImport = arg('during-import') !== undefined;
 /** Searches per second during --during-import (open loop: sent on a clock, whatever the answers do). */
 const rate = Number(arg('rate', '50'));
-if (!(rate > 0 && rate <= 2000)) throw new Error('--rate must be between 1 and 2000 searches/s');
+if (!(rate > 0 && rate <= 2000)) usage('--rate must be between 1 and 2000 searches/s');
 const useCache = arg('use-cache') !== undefined;
 const clientArg = arg('client', 'autocannon')!;
-if (!['auto', 'wrk', 'autocannon'].includes(clientArg)) throw new Error(`--client must be auto, wrk or autocannon, not ${clientArg}`);
-const haveWrk = spawnSync('wrk', ['--version'], { stdio: 'ignore' }).error === undefined;
-if (clientArg === 'wrk' && !haveWrk) throw new Error('--client wrk: wrk is not on PATH (apt-get install wrk)');
-const client: 'wrk' | 'autocannon' = clientArg === 'autocannon' || !haveWrk ? 'autocannon' : 'wrk';
+if (!['auto', 'wrk', 'autocannon'].includes(clientArg)) usage(`--client must be auto, wrk or autocannon, not ${clientArg}`);
+const haveWrk = clientArg !== 'autocannon' && spawnSync('wrk', ['--version'], { stdio: 'ignore' }).error === undefined;
+if (clientArg === 'wrk' && !haveWrk) usage('--client wrk: wrk is not on PATH (apt-get install wrk)');
+const client: 'wrk' | 'autocannon' = haveWrk ? 'wrk' : 'autocannon';
 
 interface Result {
   label: string;
@@ -167,13 +167,13 @@ function run(opts: autocannon.Options): Promise<autocannon.Result> {
 
 const searchPath = (q: string) => `/collections/packages/documents/search?q=${encodeURIComponent(q)}&query_by=${QUERY_BY}&per_page=10${useCache ? '&use_cache=true' : ''}`;
 
-function searchRequests(queries: string[]) {
+function searchRequests(paths: string[]) {
   let i = 0;
   return [
     {
       method: 'GET' as const,
       setupRequest: (req: { path: string }) => {
-        req.path = searchPath(queries[i++ % queries.length]!);
+        req.path = paths[i++ % paths.length]!;
         return req;
       },
     },
@@ -187,14 +187,26 @@ interface Paced {
   seconds: number;
 }
 
-const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!.toFixed(1) : '-');
+const ms1 = (x: number) => (Number.isNaN(x) ? '-' : x.toFixed(1));
 
 function printPaced(label: string, r: Paced) {
   const l = [...r.latencies].sort((a, b) => a - b);
   console.log(
-    `${label.padEnd(44)} ${String(Math.round(l.length / r.seconds)).padStart(7)} req/s   p50 ${pct(l, 50)} ms   p90 ${pct(l, 90)} ms   p99 ${pct(l, 99)} ms   max ${pct(l, 100)} ms` +
+    `${label.padEnd(44)} ${String(Math.round(l.length / r.seconds)).padStart(7)} req/s   p50 ${ms1(percentile(l, 50))} ms   p90 ${ms1(percentile(l, 90))} ms   p99 ${ms1(percentile(l, 99))} ms   max ${ms1(percentile(l, 100))} ms` +
       (r.errors ? `   errors ${r.errors}` : ''),
   );
+}
+
+/** One GET on a keep-alive connection of `agent`; resolves with its latency from `due`, or undefined on failure. */
+function timedGet(port: number, agent: http.Agent, p: string, due: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    http
+      .get({ host: '127.0.0.1', port, path: p, agent, headers: { 'x-typesense-api-key': KEY } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode === 200 ? performance.now() - due : undefined));
+      })
+      .on('error', () => resolve(undefined));
+  });
 }
 
 /**
@@ -204,49 +216,21 @@ function printPaced(label: string, r: Paced) {
  */
 async function pacedSearches(port: number, paths: string[], perSecond: number, seconds: number, stop?: () => boolean): Promise<Paced> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
-  const latencies: number[] = [];
-  let errors = 0;
-  let sent = 0;
-  let inFlight = 0;
-  const start = performance.now();
   const interval = 1000 / perSecond;
-  await new Promise<void>((resolve) => {
-    const finish = () => {
-      if (inFlight === 0) resolve();
-    };
-    const tick = () => {
-      const now = performance.now();
-      // send every search whose time has come (timers can fire late)
-      while (start + sent * interval <= now && now - start < seconds * 1000 && !stop?.()) {
-        const due = start + sent * interval;
-        const p = paths[sent++ % paths.length]!;
-        inFlight++;
-        http
-          .get({ host: '127.0.0.1', port, path: p, agent, headers: { 'x-typesense-api-key': KEY } }, (res) => {
-            res.resume();
-            res.on('end', () => {
-              if (res.statusCode === 200) latencies.push(performance.now() - due);
-              else errors++;
-              inFlight--;
-              if (done) finish();
-            });
-          })
-          .on('error', () => {
-            errors++;
-            inFlight--;
-            if (done) finish();
-          });
-      }
-      if (now - start >= seconds * 1000 || stop?.()) {
-        done = true;
-        finish();
-      } else setTimeout(tick, Math.max(0, start + sent * interval - performance.now()));
-    };
-    let done = false;
-    tick();
-  });
+  const start = performance.now();
+  const answers: Promise<number | undefined>[] = [];
+  for (let sent = 0; ; sent++) {
+    const due = start + sent * interval;
+    if (due - start >= seconds * 1000 || stop?.()) break;
+    // (a timer can fire late: the searches whose time has passed then leave at once)
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    answers.push(timedGet(port, agent, paths[sent % paths.length]!, due));
+  }
+  const got = await Promise.all(answers);
   agent.destroy();
-  return { latencies, errors, seconds: (performance.now() - start) / 1000 };
+  const latencies = got.filter((x): x is number => x !== undefined);
+  return { latencies, errors: got.length - latencies.length, seconds: (performance.now() - start) / 1000 };
 }
 
 /** Imports the data set through POST .../import into `collection`; resolves with seconds taken. */
@@ -291,7 +275,14 @@ async function main() {
   console.log(`machine: ${os.cpus().length} x ${os.cpus()[0]?.model}; node ${process.version}; ${connections} connections, ${duration} s per run after ${warmup} s of warm-up searches; load from ${client}${client === 'wrk' ? ' (2 threads)' : ''}\n`);
   if (useCache) console.log(`use_cache=true: the ${queries.length} queries repeat, so most searches are answered from the cache\n`);
   const headers = { 'x-typesense-api-key': KEY };
-  const scripts = client === 'wrk' ? { search: wrkScript(queries.map(searchPath), headers), plain: wrkScript(undefined, {}) } : undefined;
+  const paths = queries.map(searchPath);
+  const scripts = client === 'wrk' ? { search: wrkScript(paths, headers), plain: wrkScript(undefined, {}) } : undefined;
+  /** One flat-out run of the chosen client against /health or the searches. */
+  const flatOut = async (label: string, url: string, what: 'health' | 'search', seconds: number): Promise<Result> => {
+    if (scripts) return what === 'health' ? runWrk(label, `${url}/health`, scripts.plain, seconds) : runWrk(label, url, scripts.search, seconds);
+    const opts = what === 'health' ? { url: `${url}/health`, connections, duration: seconds } : { url, connections, duration: seconds, headers, requests: searchRequests(paths) };
+    return summarize(label, await run(opts));
+  };
 
   for (const processes of threads > 0 ? [1] : processesList) {
     const port = 20000 + Math.floor(Math.random() * 20000);
@@ -302,25 +293,14 @@ async function main() {
       await waitHealthy(port);
       const url = `http://127.0.0.1:${port}`;
       // Warm up: JIT, page cache, segment readers and their lazily built lookup structures.
-      let health: Result;
-      let search: Result;
-      if (scripts) {
-        if (warmup > 0) runWrk('warm-up', url, scripts.search, warmup);
-        health = runWrk(`${label}: GET /health`, `${url}/health`, scripts.plain, duration);
-        print(health);
-        search = runWrk(`${label}: GET search`, url, scripts.search, duration);
-        print(search);
-      } else {
-        if (warmup > 0) await run({ url, connections, duration: warmup, headers, requests: searchRequests(queries) });
-        health = summarize(`${label}: GET /health`, await run({ url: `${url}/health`, connections, duration }));
-        print(health);
-        search = summarize(`${label}: GET search`, await run({ url, connections, duration, headers, requests: searchRequests(queries) }));
-        print(search);
-      }
+      if (warmup > 0) await flatOut('warm-up', url, 'search', warmup);
+      const health = await flatOut(`${label}: GET /health`, url, 'health', duration);
+      print(health);
+      const search = await flatOut(`${label}: GET search`, url, 'search', duration);
+      print(search);
       console.log(`  search/health throughput ratio: ${(search.rps / Math.max(health.rps, 1)).toFixed(2)}`);
       if (duringImport) {
         // The same paced searches first without an import (the baseline), then during one.
-        const paths = queries.map(searchPath);
         const base = await pacedSearches(port, paths, rate, 5);
         printPaced(`${label}: paced searches, no import`, base);
         const coll = `packages_import_${Date.now()}`;
@@ -333,9 +313,10 @@ async function main() {
         const secs = await importing;
         slices.forEach((sl, i) => printPaced(`${label}: during import, slice ${i + 1}`, sl));
         const all = slices.flatMap((sl) => sl.latencies).sort((a, b) => a - b);
+        const baseSorted = [...base.latencies].sort((a, b) => a - b);
         console.log(
           `  import of ${n} documents took ${secs.toFixed(1)} s (${Math.round(n / secs)} docs/s); searches at ${rate}/s during it: ` +
-            `${all.length} searches, p50 ${pct(all, 50)} ms, p99 ${pct(all, 99)} ms, max ${pct(all, 100)} ms (without the import: p99 ${pct([...base.latencies].sort((a, b) => a - b), 99)} ms)`,
+            `${all.length} searches, p50 ${ms1(percentile(all, 50))} ms, p99 ${ms1(percentile(all, 99))} ms, max ${ms1(percentile(all, 100))} ms (without the import: p99 ${ms1(percentile(baseSorted, 99))} ms)`,
         );
       }
     } finally {

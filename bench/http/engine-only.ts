@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Engine } from '../../src/engine.js';
 import { QUERY_BY, loadDebian, makeQueries, vocabulary } from './debian.js';
-import { DEFAULT_DATASET, arg } from '../common.js';
+import { DEFAULT_DATASET, arg, percentile } from '../common.js';
 
 const dataset = arg('dataset', DEFAULT_DATASET)!;
 const dataDir = arg('data-dir', path.join(os.tmpdir(), 'fathom-bench-debian'))!;
@@ -32,7 +32,7 @@ for (const pass of ['first pass', 'second pass']) {
   }
   const total = performance.now() - t0;
   times.sort((a, b) => a - b);
-  const pct = (p: number) => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))]!.toFixed(2);
+  const pct = (p: number) => percentile(times, p).toFixed(2);
   console.log(`engine only, ${pass}: ${n} searches in ${total.toFixed(0)} ms = ${Math.round((n * 1000) / total)} searches/s on one thread; p50 ${pct(50)} ms, p99 ${pct(99)} ms, max ${pct(100)} ms`);
 }
 await engine.close();
