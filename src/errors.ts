@@ -30,6 +30,8 @@ export const ERROR_CODES = {
   DATA_DIR: 500,
   INTERNAL: 500,
   SERVICE_UNAVAILABLE: 503,
+  /** A write failed because the disk holding the data directory is full. */
+  NO_SPACE: 507,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
