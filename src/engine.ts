@@ -36,6 +36,7 @@ import { evictStore, readState } from './index/manifest.js';
 import { project, type Projection } from './io/project.js';
 import { parseCacheParams, parseSearchParams, type RawParams, type SearchParams } from './query/params.js';
 import { SearchCache } from './search/cache.js';
+import type { SearchScope } from './search/scope.js';
 import { embeddingNeeds, filterSeqs, search, type EmbeddingNeed, type SearchResponse } from './search/search.js';
 import { deleteStopwords, getStopwords, listStopwords, putStopwords, type StopwordSet } from './stopwords/stopwords.js';
 
@@ -290,25 +291,25 @@ export class Engine {
    * One search; `raw` holds parameters as strings (query string, CLI) or JSON values.
    * Asynchronous because a query on an embedding field embeds `q` first.
    */
-  async search(collection: string, raw: RawParams): Promise<SearchResponse> {
+  async search(collection: string, raw: RawParams, scope?: SearchScope): Promise<SearchResponse> {
     const cache = parseCacheParams(raw);
-    if (!cache.use) return this.searchNow(collection, raw);
-    const key = SearchCache.key(collection, raw);
+    if (!cache.use) return this.searchNow(collection, raw, scope);
+    const key = SearchCache.key(collection, raw, scope);
     // (read before the search: a write that lands meanwhile leaves the entry stale-marked, not stale)
     const record = getRecord(this.store, collection);
     const version = [record, readState(this.store, record.id)];
     const hit = this.searchCache.get(key, version);
     if (hit) return hit;
-    const answer = await this.searchNow(collection, raw);
+    const answer = await this.searchNow(collection, raw, scope);
     this.searchCache.set(key, version, answer, cache.ttlMs);
     return answer;
   }
 
-  private async searchNow(collection: string, raw: RawParams): Promise<SearchResponse> {
+  private async searchNow(collection: string, raw: RawParams, scope?: SearchScope): Promise<SearchResponse> {
     const params = parseSearchParams(raw);
     const need = embeddingNeeds(this.store, collection, params);
     const queryVector = need ? await this.embedQuery(need, params) : undefined;
-    return search(this.store, collection, params, { queryVector });
+    return search(this.store, collection, params, { queryVector, ...(scope ? { scope } : {}) });
   }
 
   /** A search that needs no embedding, answered synchronously (benchmarks, hot loops). */
@@ -330,9 +331,10 @@ export class Engine {
 
   /**
    * Several searches in one call. `common` parameters apply to every search; a search's
-   * own parameters win. A failing search reports `{code, error}` in its slot.
+   * own parameters win. A failing search reports `{code, error}` in its slot. `scope`
+   * (a scoped key's bounds) applies to every search.
    */
-  async multiSearch(searches: unknown, common: RawParams = {}): Promise<{ results: Array<SearchResponse | { code: number; error: string }> }> {
+  async multiSearch(searches: unknown, common: RawParams = {}, scope?: SearchScope): Promise<{ results: Array<SearchResponse | { code: number; error: string }> }> {
     if (!Array.isArray(searches)) throw new FathomError('BAD_REQUEST', 'multi_search needs a `searches` array');
     const results: Array<SearchResponse | { code: number; error: string }> = [];
     for (const s of searches) {
@@ -341,7 +343,7 @@ export class Engine {
         const params = { ...common, ...(s as RawParams) };
         const collection = params.collection;
         if (typeof collection !== 'string' || !collection) throw new FathomError('BAD_REQUEST', 'each search needs a `collection`');
-        results.push(await this.search(collection, params));
+        results.push(await this.search(collection, params, scope));
       } catch (e) {
         if (!(e instanceof FathomError)) throw e;
         results.push({ code: e.status, error: e.message });

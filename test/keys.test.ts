@@ -117,9 +117,11 @@ describe('scoped search keys', () => {
     expect(generateScopedSearchKey('RN23GFr1s6jQ9kgSNg2O7fYcAUXU7127', params)).toBe(client.keys().generateScopedSearchKey('RN23GFr1s6jQ9kgSNg2O7fYcAUXU7127', params));
   });
 
-  it('AND their filter with the request filter, parenthesised', () => {
-    expect(applyEmbedded({ q: '*', filter_by: 'a:1 || b:2' }, { filter_by: 'tenant:=7' }).filter_by).toBe('(a:1 || b:2) && (tenant:=7)');
-    expect(applyEmbedded({ q: '*' }, { filter_by: 'tenant:=7', per_page: 5 })).toEqual({ q: '*', filter_by: 'tenant:=7', per_page: 5 });
+  it('keep their filter and field bounds apart from the request, and replace its other parameters', () => {
+    const r = applyEmbedded({ q: '*', filter_by: 'a:1 || b:2', per_page: 20 }, { filter_by: 'tenant:=7', per_page: 5, exclude_fields: 'secret' });
+    expect(r.params).toEqual({ q: '*', filter_by: 'a:1 || b:2', per_page: 5 });
+    expect(r.scope).toEqual({ filter_by: 'tenant:=7', exclude_fields: ['secret'] });
+    expect(applyEmbedded({ q: '*' }, { per_page: 5 })).toEqual({ params: { q: '*', per_page: 5 } });
   });
 });
 

@@ -29,8 +29,10 @@ const { app } = buildApp({
   engine,
   apiKey: key,
   logLevel: 'warn',
-  searchExecutor: (collection, params) =>
+  searchExecutor: (collection, params, scope) =>
     new Promise((resolve, reject) => {
+      // the experiment's workers take plain searches; a scoped key's bounds would be lost
+      if (scope) return reject(new FathomError('BAD_REQUEST', 'the worker-threads experiment does not serve scoped search keys'));
       const id = next++;
       waiting.set(id, { resolve, reject });
       workers[id % workers.length]!.postMessage({ id, collection, params });

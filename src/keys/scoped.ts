@@ -7,8 +7,9 @@
  *
  * The server finds the parent by its 4-character prefix, recomputes the HMAC with the
  * parent's value and compares in constant time. The embedded parameters are then forced
- * onto every search made with the key: `filter_by` is AND-ed with the request's own
- * filter, every other embedded parameter replaces the request's. `expires_at` in the
+ * onto every search made with the key: `filter_by`, `include_fields` and `exclude_fields`
+ * bound what it sees (applyEmbedded, src/search/scope.ts), every other embedded parameter
+ * replaces the request's. `expires_at` in the
  * parameters ends the scoped key (the parent's expiry still applies), and
  * `limit_multi_searches` caps the searches of one multi_search.
  */
@@ -17,6 +18,7 @@ import { KEY_LIMITS } from '../defaults.js';
 import { isPlainObject } from '../json.js';
 import type { Store } from '../storage/store.js';
 import { canParentScopedKeys, findParentCandidates, type KeyRecord } from './keys.js';
+import { SCOPE_PARAMS, scopeOf, type SearchScope } from '../search/scope.js';
 
 /** Length of a base64 SHA-256 digest. */
 const DIGEST_CHARS = 44;
@@ -75,22 +77,19 @@ export function verifyScopedKey(store: Store, presented: string): ScopedKey | un
 }
 
 /**
- * Search parameters with a scoped key's embedded ones forced on: `filter_by` is AND-ed
- * (each side in parentheses, so an `||` in the request cannot escape the key's filter),
- * everything else embedded wins over the request.
+ * A request's search parameters with a scoped key's embedded ones forced on. Parameters
+ * that bound what the key may see (filter_by, include_fields, exclude_fields) are never
+ * merged into the request's text: they come back as `scope`, which the search enforces on
+ * parsed trees (src/search/scope.ts). Every other embedded parameter replaces the request's.
  */
-export function applyEmbedded(request: Record<string, unknown>, embedded: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...request };
+export function applyEmbedded(request: Record<string, unknown>, embedded: Record<string, unknown>): { params: Record<string, unknown>; scope?: SearchScope } {
+  const params: Record<string, unknown> = { ...request };
   for (const [k, v] of Object.entries(embedded)) {
-    if (KEY_ONLY_PARAMS.has(k)) continue;
-    if (k === 'filter_by') {
-      const own = request.filter_by;
-      const mine = typeof v === 'string' ? v : String(v);
-      if (mine.trim() === '') continue;
-      out.filter_by = typeof own === 'string' && own.trim() !== '' ? `(${own}) && (${mine})` : mine;
-    } else out[k] = v;
+    if (KEY_ONLY_PARAMS.has(k) || (SCOPE_PARAMS as readonly string[]).includes(k)) continue;
+    params[k] = v;
   }
-  return out;
+  const scope = scopeOf(embedded);
+  return scope ? { params, scope } : { params };
 }
 
 /** The cap on searches per multi_search embedded in a scoped key, if any. */

@@ -3,7 +3,8 @@
  * seconds (default 60), at most `entries` of them (least recently used first out).
  *
  * An entry is keyed by the collection name and every parameter except `use_cache` and
- * `cache_ttl` (a scoped key's embedded parameters are among them). It also remembers the
+ * `cache_ttl`, and the bounds of the scoped key it was made with (its other embedded
+ * parameters are among the parameters). It also remembers the
  * collection's record and index state as read when it was made: any write to the
  * collection, from this process or another, or a schema change or an alias moved, gives
  * those shared objects a new identity (Store.readShared), so an entry never outlives the
@@ -12,6 +13,7 @@
  * engine bounds every change by the TTL alone.)
  */
 import type { RawParams } from '../query/params.js';
+import { scopeKey, type SearchScope } from './scope.js';
 
 interface Entry<V> {
   value: V;
@@ -29,11 +31,11 @@ export class SearchCache<V> {
   ) {}
 
   /** The cache key of a search: the collection and its parameters in a fixed order. */
-  static key(collection: string, raw: RawParams): string {
+  static key(collection: string, raw: RawParams, scope?: SearchScope): string {
     const names = Object.keys(raw)
       .filter((k) => k !== 'use_cache' && k !== 'cache_ttl' && raw[k] !== undefined)
       .sort();
-    return JSON.stringify([collection, ...names.map((k) => [k, raw[k]])]);
+    return JSON.stringify([collection, scopeKey(scope), ...names.map((k) => [k, raw[k]])]);
   }
 
   /** The cached answer, if there is one, it has not expired, and the collection is unchanged. */

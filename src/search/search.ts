@@ -32,6 +32,7 @@ import { getVector } from '../vector/vecstore.js';
 import { VECTOR_DEFAULTS } from '../defaults.js';
 import { loadDocument, projectionWants } from '../document/stored.js';
 import { decorateWithJoins, joinResolver, joinSortValue, parseJoinIncludes } from '../join/join.js';
+import { boundDocument, checkVisible, joinLists, keyProjection, scopedFilter, type SearchScope } from './scope.js';
 
 export interface SearchHit {
   document: Record<string, unknown>;
@@ -67,6 +68,8 @@ export interface SearchExtensions {
   decorate?: (doc: Record<string, unknown>, seq: number) => Record<string, unknown>;
   /** Query vector computed by an embedding model (for `q` on an embedding field, or `queries`). */
   queryVector?: Float32Array;
+  /** What a scoped search key lets this search see (src/search/scope.ts). */
+  scope?: SearchScope;
 }
 
 /** What a search needs embedded before it can run (the engine computes it asynchronously). */
@@ -285,10 +288,14 @@ export function search(store: Store, collection: string, params: SearchParams, e
   const snap = snapshot(store, schema.id);
   const segs = snap.segments;
   const fields = resolveQueryFields(schema, params);
-  const filter = params.filter_by ? compileFilter(parseFilter(params.filter_by), schema, store, ext.joins ?? joinResolver(store, schema)) : undefined;
-  const joinIncludes = parseJoinIncludes(params.include_fields, params.exclude_fields);
+  const ownFilter = params.filter_by ? parseFilter(params.filter_by) : undefined;
+  const filterTree = scopedFilter(ownFilter, ext.scope);
+  const filter = filterTree ? compileFilter(filterTree, schema, store, ext.joins ?? joinResolver(store, schema)) : undefined;
+  const joinSpec = joinLists(params, ext.scope);
+  const joinIncludes = parseJoinIncludes(joinSpec.include, joinSpec.exclude);
   if (joinIncludes.length > 0 && !ext.decorate) ext = { ...ext, decorate: (doc, seq) => decorateWithJoins(store, schema, joinIncludes, doc, seq) };
   const userSort = params.sort_by ? parseSort(params.sort_by, schema) : undefined;
+  checkVisible(ext.scope, schema, params, ownFilter, userSort);
   const facets = new FacetCounter(facetSpecs(schema, params));
   const groupFields = (params.group_by ?? []).map((name) => {
     const f = schema.field(name);
@@ -718,7 +725,10 @@ function hitOf(
   ext: SearchExtensions,
   totalTokens: number,
 ): SearchHit {
-  const doc = loadDocument(store, schema, h.seq, projectionWants(params.include_fields, params.exclude_fields)) ?? {};
+  const bound = keyProjection(ext.scope);
+  const loaded = loadDocument(store, schema, h.seq, projectionWants(params.include_fields, params.exclude_fields)) ?? {};
+  // a field the key hides is gone before highlighting, so no snippet can show it
+  const doc = boundDocument(loaded, bound);
   const { highlight, highlights } = wildcard
     ? { highlight: {}, highlights: [] }
     : highlightDocument(doc, hfields, {

@@ -19,6 +19,7 @@ import { SERVER_DEFAULTS, SERVE_DEFAULTS } from '../defaults.js';
 import { FathomError } from '../errors.js';
 import { stringifyJson } from '../json.js';
 import type { Engine } from '../engine.js';
+import type { SearchScope } from '../search/scope.js';
 import { Authenticator } from '../keys/auth.js';
 import { authHook } from './access.js';
 import { installJsonParsers } from './body.js';
@@ -59,7 +60,7 @@ export interface AppOptions {
    * Runs one search and returns the JSON answer (default: the engine, on this thread).
    * The benchmark's worker-threads experiment plugs a thread pool in here.
    */
-  searchExecutor?: (collection: string, params: Record<string, unknown>) => Promise<string>;
+  searchExecutor?: (collection: string, params: Record<string, unknown>, scope?: SearchScope) => Promise<string>;
   /** Called after every write to a collection (cluster: tells the merging process). */
   afterWrite?: (collection: string) => void;
 }
@@ -116,7 +117,7 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
     stats,
     bodyLimit,
     afterWrite: opts.afterWrite ?? ((c) => engine.maintain(c)),
-    search: opts.searchExecutor ?? (async (c, p) => stringifyJson(await engine.search(c, p))),
+    search: opts.searchExecutor ?? (async (c, p, scope) => stringifyJson(await engine.search(c, p, scope))),
     importer: undefined as unknown as Importer,
   };
   ctx.importer = new Importer(engine, ctx.afterWrite);

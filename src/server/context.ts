@@ -2,6 +2,7 @@
  * src/server/context.ts: what every route module is given.
  */
 import type { Engine } from '../engine.js';
+import type { SearchScope } from '../search/scope.js';
 import type { Authenticator } from '../keys/auth.js';
 import type { Importer } from './importer.js';
 import type { RequestStats } from './stats.js';
@@ -20,5 +21,5 @@ export interface ServerContext {
   /** Runs imports off the serving thread. */
   importer: Importer;
   /** One search, answered as JSON text (app.ts `searchExecutor`). Hot. */
-  search(collection: string, params: Record<string, unknown>): Promise<string>;
+  search(collection: string, params: Record<string, unknown>, scope?: SearchScope): Promise<string>;
 }

@@ -2,19 +2,27 @@
  * Search: GET /collections/:collection/documents/search and POST /multi_search.
  *
  * A scoped search key's embedded parameters are forced onto every search here
- * (src/keys/scoped.ts `applyEmbedded`): its `filter_by` is AND-ed with the request's,
- * so a client cannot widen what the key may see.
+ * (src/keys/scoped.ts `applyEmbedded`); its filter and field bounds travel apart from the
+ * request's parameters, as a scope the search enforces on parsed trees (src/search/scope.ts),
+ * so no request text can widen what the key may see.
  */
 import type { FastifyInstance } from 'fastify';
 import { FathomError } from '../../errors.js';
 import { isPlainObject, stringifyJson } from '../../json.js';
 import { applyEmbedded } from '../../keys/scoped.js';
+import type { SearchScope } from '../../search/scope.js';
 import { SEARCH_ACTION } from '../../keys/keys.js';
 import { authorize, target } from '../access.js';
 import type { ServerContext } from '../context.js';
 import { withoutKeys, type Query } from '../params.js';
 
 type P = { collection: string };
+
+/** A search's parameters and scope under a scoped key (the executor's last two arguments). */
+function scoped(params: Record<string, unknown>, embedded: Record<string, unknown>): [Record<string, unknown>, SearchScope | undefined] {
+  const r = applyEmbedded(params, embedded);
+  return [r.params, r.scope];
+}
 
 export function searchRoutes(app: FastifyInstance, ctx: ServerContext): void {
   const { engine, auth } = ctx;
@@ -25,10 +33,9 @@ export function searchRoutes(app: FastifyInstance, ctx: ServerContext): void {
     '/collections/:collection/documents/search',
     { config: { auth: { action: SEARCH_ACTION, collectionParam: 'collection' } } },
     async (req, reply) => {
-      let params = withoutKeys(req.query as Query);
+      const params = withoutKeys(req.query as Query);
       const embedded = req.principal?.embedded;
-      if (embedded) params = applyEmbedded(params, embedded);
-      const json = await ctx.search(req.params.collection, params);
+      const json = embedded ? await ctx.search(req.params.collection, ...scoped(params, embedded)) : await ctx.search(req.params.collection, params);
       return reply.type('application/json; charset=utf-8').send(json);
     },
   );
@@ -44,13 +51,14 @@ export function searchRoutes(app: FastifyInstance, ctx: ServerContext): void {
       throw new FathomError('BAD_REQUEST', `this API key allows at most ${p.multiSearchLimit} searches in one multi_search`);
     }
     // Every collection named must be allowed, or the whole request is refused.
+    const scope = p.embedded ? applyEmbedded({}, p.embedded).scope : undefined;
     const searches = body.searches.map((s: unknown) => {
       if (!isPlainObject(s)) return s; // the engine reports it in its own slot
       const merged = { ...common, ...s };
       if (typeof merged.collection === 'string') authorize(auth, req, { action: SEARCH_ACTION, collections: [target(engine, merged.collection)] });
-      return p.embedded ? applyEmbedded(merged, p.embedded) : merged;
+      return p.embedded ? applyEmbedded(merged, p.embedded).params : merged;
     });
-    const result = await engine.multiSearch(searches, {});
+    const result = await engine.multiSearch(searches, {}, scope);
     return reply.type('application/json; charset=utf-8').send(stringifyJson(result));
   });
 }
