@@ -24,7 +24,7 @@ import { Authenticator } from '../keys/auth.js';
 import { authHook } from './access.js';
 import { installJsonParsers } from './body.js';
 import { Importer } from './importer.js';
-import { loggerOptions, type LogLevel } from './log.js';
+import { loggerOptions, presentedValues, redactUrl, type LogLevel } from './log.js';
 import type { ServerContext } from './context.js';
 import { sendError } from './errors.js';
 import { RequestStats, type Family } from './stats.js';
@@ -77,12 +77,6 @@ function familyOf(method: string, route: string | undefined): Family {
     if (method !== 'GET') return 'write';
   }
   return undefined;
-}
-
-/** The request URL with any API key in the query string masked (for logs). */
-export function redactUrl(url: string): string {
-  if (url.indexOf('api-key') < 0) return url;
-  return url.replace(/([?&](?:x-typesense-api-key|x-service-api-key)=)[^&]*/gi, '$1***');
 }
 
 export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerContext; setHealthy(ok: boolean): void } {
@@ -153,9 +147,10 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url;
     const ms = reply.elapsedTime;
+    const url = req.raw.url ?? '';
     stats.record(`${req.method} ${route ?? '(unknown route)'}`, familyOf(req.method, route), ms);
     req.log.info(
-      { method: req.method, url: redactUrl(req.raw.url ?? ''), status: reply.statusCode, ms: Math.round(ms * 100) / 100, key: req.principal?.keyId },
+      { method: req.method, url: redactUrl(url, presentedValues(req.headers, url)), status: reply.statusCode, ms: Math.round(ms * 100) / 100, key: req.principal?.keyId },
       'request',
     );
   });

@@ -3,8 +3,8 @@
  *
  * Serving processes log through Fastify's logger (pino) with the options below; the
  * cluster primary, which serves nothing, writes the same shape with `primaryLog`.
- * Secrets never reach a log line: request lines carry the key id, not the key, and
- * URLs have any key parameter masked (app.ts `redactUrl`).
+ * Secrets never reach a log line: request lines carry the key id, not the key, and the
+ * logged URL has no key parameter, however its name is spelt (`redactUrl`).
  */
 import type { Writable } from 'node:stream';
 
@@ -30,4 +30,63 @@ export function primaryLog(level: LogLevel, stream: Writable = process.stdout): 
     if (RANK[l] < RANK[level]) return;
     stream.write(JSON.stringify({ level: RANK[l], time: new Date().toISOString(), pid: process.pid, role: 'primary', ...fields, msg }) + '\n');
   };
+}
+
+/** A query parameter name that carries a key, in any case or encoding: `x-typesense-api-key`, `X%2DService%2DApi%2DKey`, `api_key`... */
+const KEY_NAME = /api[-_ ]?key/i;
+
+/** Percent-decodes a query string part as the query parser does (`+` is a space); the raw text when it is not valid. */
+function decodePart(s: string): string {
+  if (s.indexOf('%') < 0 && s.indexOf('+') < 0) return s;
+  try {
+    return decodeURIComponent(s.replace(/\+/g, ' '));
+  } catch {
+    return s;
+  }
+}
+
+/**
+ * The request URL as logged: the path, and the query string without any parameter whose
+ * decoded name carries a key (dropped whole, in every case and encoding) and with `***` for
+ * any value equal to a key the request presented (`presented`: header and parameter values).
+ */
+export function redactUrl(url: string, presented: readonly string[] = []): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const kept: string[] = [];
+  for (const part of url.slice(q + 1).split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const rawName = eq < 0 ? part : part.slice(0, eq);
+    if (KEY_NAME.test(decodePart(rawName))) continue;
+    if (eq >= 0 && presented.length > 0) {
+      const value = decodePart(part.slice(eq + 1));
+      if (value !== '' && presented.includes(value)) {
+        kept.push(`${rawName}=***`);
+        continue;
+      }
+    }
+    kept.push(part);
+  }
+  const path = url.slice(0, q);
+  return kept.length > 0 ? `${path}?${kept.join('&')}` : path;
+}
+
+/** Every key value a request presented: key headers and key-named query parameters, decoded. */
+export function presentedValues(headers: Record<string, string | string[] | undefined>, url: string): string[] {
+  const out: string[] = [];
+  for (const name of ['x-typesense-api-key', 'x-service-api-key']) {
+    const v = headers[name];
+    for (const x of Array.isArray(v) ? v : v === undefined ? [] : [v]) if (x !== '') out.push(x);
+  }
+  const q = url.indexOf('?');
+  if (q >= 0) {
+    for (const part of url.slice(q + 1).split('&')) {
+      const eq = part.indexOf('=');
+      if (eq < 0 || !KEY_NAME.test(decodePart(part.slice(0, eq)))) continue;
+      const v = decodePart(part.slice(eq + 1));
+      if (v !== '') out.push(v);
+    }
+  }
+  return out;
 }
