@@ -40,6 +40,24 @@ export const SEARCH_CACHE_ENTRIES = 1000;
 /** Longest document id, in characters. */
 export const MAX_ID_LENGTH = 512;
 
+/**
+ * Bounds on hostile or accidental input, so that no request can exhaust the stack or make
+ * a term of megabytes. Each is checked where the input is read, with a 400 (or the
+ * import line's own error) naming the limit.
+ */
+export const INPUT_LIMITS = {
+  /** Deepest nesting of objects and arrays in a JSON body or an import line (documents, schemas, searches). Range 1..1000. */
+  maxJsonDepth: 64,
+  /** Deepest nesting of parentheses and `$collection(...)` join clauses in `filter_by`. Range 1..1000. */
+  maxFilterDepth: 64,
+  /**
+   * Longest token, in UTF-16 code units: a longer word is indexed and searched as its first
+   * this many (the reference cuts at 100 characters too), so a megabyte "word" costs no
+   * more than a short one.
+   */
+  maxTokenLength: 100,
+} as const;
+
 // ---------------------------------------------------------------------------
 // Schema
 // ---------------------------------------------------------------------------

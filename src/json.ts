@@ -8,6 +8,7 @@
  */
 import { createRequire } from 'node:module';
 import type { LosslessNumber } from 'lossless-json';
+import { INPUT_LIMITS } from './defaults.js';
 import { FathomError } from './errors.js';
 
 // lossless-json is loaded on first use: most processes never see a 16-digit number, and
@@ -94,10 +95,43 @@ function convert(v: unknown): unknown {
 }
 
 /**
+ * Does `text` nest objects and arrays more than `max` deep? Counting `{` and `[` (native
+ * indexOf) settles almost every text, as few hold more opening brackets than `max`; only
+ * such a text is scanned, outside strings. Hot: once per imported line.
+ */
+export function nestsDeeper(text: string, max: number): boolean {
+  let opens = 0;
+  for (let i = text.indexOf('{'); i >= 0 && opens <= max; i = text.indexOf('{', i + 1)) opens++;
+  for (let i = text.indexOf('['); i >= 0 && opens <= max; i = text.indexOf('[', i + 1)) opens++;
+  if (opens <= max) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      if (++depth > max) return true;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return false;
+}
+
+/** Refuses JSON text nested deeper than INPUT_LIMITS.maxJsonDepth (its readers and writers recurse). */
+function checkDepth(text: string): void {
+  if (nestsDeeper(text, INPUT_LIMITS.maxJsonDepth)) {
+    throw new FathomError('BAD_JSON', `JSON nests objects and arrays deeper than ${INPUT_LIMITS.maxJsonDepth} levels`);
+  }
+}
+
+/**
  * Parses one JSON line and says whether it needed the lossless parser (it holds a run of
  * integer of 16+ digits, so possibly beyond 2^53). Hot: once per imported line.
  */
 export function parseJsonLine(text: string): { value: unknown; lossless: boolean } {
+  checkDepth(text);
   const lossless = hasLongInteger(text);
   try {
     return { value: lossless ? convert(losslessParse(text)) : JSON.parse(text), lossless };
@@ -108,6 +142,7 @@ export function parseJsonLine(text: string): { value: unknown; lossless: boolean
 
 /** Parses JSON text; throws FathomError(BAD_JSON) with the parser's reason. */
 export function parseJson(text: string): unknown {
+  checkDepth(text);
   try {
     if (!hasLongInteger(text)) return JSON.parse(text);
     return convert(losslessParse(text));

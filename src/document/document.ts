@@ -6,7 +6,7 @@
  * request's `dirty_values` mode and returns the document to store plus the values to index.
  * Keys that match no field are stored but not indexed.
  */
-import { MAX_ID_LENGTH } from '../defaults.js';
+import { INPUT_LIMITS, MAX_ID_LENGTH } from '../defaults.js';
 import { FathomError } from '../errors.js';
 import { isPlainObject } from '../json.js';
 import type { Field, FieldDef, FieldType, Schema } from '../schema/schema.js';
@@ -47,8 +47,23 @@ export function validateId(id: unknown): string {
     if (/\s/.test(id)) docError(`document \`id\` ${JSON.stringify(id)} must not contain whitespace`);
     docError(`document \`id\` ${JSON.stringify(id)} contains characters that need URL encoding (allowed: letters, digits and -._~!$&'()*+,;=:@)`);
   }
+  if (UNREACHABLE_IDS.has(id)) docError(UNREACHABLE_IDS.get(id)!);
   return id;
 }
+
+/**
+ * Ids that no document route could reach: clients resolve `.` and `..` away in URL paths,
+ * and `.../documents/search`, `/export` and `/import` are the search, export and import routes. The
+ * reference engine stores such documents and then cannot serve them by id; Fathom refuses
+ * the id when a document is written (one written earlier can still be exported or deleted).
+ */
+const UNREACHABLE_IDS = new Map<string, string>([
+  ['.', 'document `id` "." cannot be used: URL paths resolve it away, so no route could reach the document'],
+  ['..', 'document `id` ".." cannot be used: URL paths resolve it away, so no route could reach the document'],
+  ['search', 'document `id` "search" cannot be used: GET /collections/:collection/documents/search is the search route, so the document could not be fetched by id'],
+  ['export', 'document `id` "export" cannot be used: GET /collections/:collection/documents/export is the export route, so the document could not be fetched by id'],
+  ['import', 'document `id` "import" cannot be used: /collections/:collection/documents/import is the import route, so the document could not be fetched, changed or deleted by id'],
+]);
 
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
@@ -257,16 +272,19 @@ function flatten(
   prefix: string,
   inArray: boolean,
   out: Map<string, { value: unknown; inArray: boolean }>,
+  depth = 1,
 ): void {
+  // JSON text is bounded when it is read (json.ts); a document handed over as an object is bounded here
+  if (depth > INPUT_LIMITS.maxJsonDepth) docError(`the document nests objects deeper than ${INPUT_LIMITS.maxJsonDepth} levels`);
   for (const k of Object.keys(obj)) {
     const v = obj[k];
     const name = prefix ? `${prefix}.${k}` : k;
     if (isPlainObject(v)) {
       add(out, name, v, inArray);
-      flatten(v, name, inArray, out);
+      flatten(v, name, inArray, out, depth + 1);
     } else if (Array.isArray(v) && v.length > 0 && v.every((x) => isPlainObject(x))) {
       add(out, name, v, inArray);
-      for (const el of v as Record<string, unknown>[]) flatten(el, name, true, out);
+      for (const el of v as Record<string, unknown>[]) flatten(el, name, true, out, depth + 1);
     } else add(out, name, v, inArray);
   }
 }
@@ -279,7 +297,10 @@ function add(out: Map<string, { value: unknown; inArray: boolean }>, name: strin
   // Inside object[]: gather one array of values per leaf name.
   const cur = out.get(name);
   const vals = Array.isArray(v) && !v.every((x) => isPlainObject(x)) ? v : [v];
-  if (cur && cur.inArray && Array.isArray(cur.value)) (cur.value as unknown[]).push(...vals);
+  if (cur && cur.inArray && Array.isArray(cur.value)) {
+    const into = cur.value as unknown[];
+    for (const x of vals) into.push(x); // not push(...vals): an array of 10^5 values would overflow the stack
+  }
   else out.set(name, { value: [...vals], inArray: true });
 }
 
@@ -473,8 +494,9 @@ export function getPath(doc: Record<string, unknown>, name: string): unknown {
       for (const el of cur) {
         if (isPlainObject(el) && el[p] !== undefined) {
           const v = el[p];
-          if (Array.isArray(v)) vals.push(...v);
-          else vals.push(v);
+          if (Array.isArray(v)) {
+            for (const x of v) vals.push(x);
+          } else vals.push(v);
         }
       }
       cur = vals.length ? vals : undefined;

@@ -10,8 +10,10 @@
  *   item      := value | value '..' value
  *   value     := '`' any text '`' | bare text up to && || ) ] ,
  *
- * Errors name the position (0-based character offset) where parsing failed.
+ * Errors name the position (0-based character offset) where parsing failed. Nesting is
+ * bounded (INPUT_LIMITS.maxFilterDepth).
  */
+import { INPUT_LIMITS } from '../defaults.js';
 import { FathomError } from '../errors.js';
 
 export type FilterOp = 'match' | 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists';
@@ -63,13 +65,21 @@ export function parseFilter(src: string): FilterNode {
     return children.length === 1 ? children[0]! : { kind: 'and', children };
   };
 
+  // nesting of ( and $c( so far: bounded, so no filter can exhaust the stack
+  let depth = 0;
+  const deeper = () => {
+    if (++depth > INPUT_LIMITS.maxFilterDepth) err(i, `parentheses and join clauses nest deeper than ${INPUT_LIMITS.maxFilterDepth} levels`);
+  };
+
   const parseUnary = (): FilterNode => {
     ws();
     if (i >= n) err(i, 'expected a condition but the expression ended');
     if (src[i] === '(') {
       const open = i;
+      deeper();
       i++;
       const inner = parseOr();
+      depth--;
       ws();
       if (src[i] !== ')') err(i, `expected \`)\` to close the \`(\` at position ${open}`);
       i++;
@@ -84,8 +94,10 @@ export function parseFilter(src: string): FilterNode {
       i += collection.length;
       ws();
       if (src[i] !== '(') err(i, `expected \`(\` after \`$${collection}\``);
+      deeper();
       i++;
       const inner = parseOr();
+      depth--;
       ws();
       if (src[i] !== ')') err(i, `expected \`)\` to close \`$${collection}(\``);
       i++;

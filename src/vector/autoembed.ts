@@ -51,8 +51,9 @@ export function sourceText(field: Pick<Field, 'embed'>, doc: Record<string, unkn
   for (const name of field.embed!.from) {
     const v = getPath(doc, name);
     if (v === undefined || v === null) continue;
-    if (Array.isArray(v)) parts.push(...v.filter((x) => x !== null && x !== undefined).map(String));
-    else parts.push(String(v));
+    if (Array.isArray(v)) {
+      for (const x of v) if (x !== null && x !== undefined) parts.push(String(x));
+    } else parts.push(String(v));
   }
   return parts.length ? parts.join(' ') : undefined;
 }
