@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { TokenMarks, Tokenizer, termLookup } from '../src/tokenizer/tokenizer.js';
+import { TermInterner } from '../src/index/interner.js';
+import { INPUT_LIMITS } from '../src/defaults.js';
 
 describe('tokenizer', () => {
   const t = new Tokenizer();
@@ -65,5 +67,36 @@ describe('tokenizer', () => {
       }),
       { numRuns: 1000 },
     );
+  });
+  it('cuts every token to the length limit the same way on every path, never inside a surrogate pair', () => {
+    const max = INPUT_LIMITS.maxTokenLength;
+    // words of runs of a few characters, long enough to cross the limit
+    const run = fc.tuple(fc.constantFrom('a', 'Z', '9', 'é', '😀', '-', ' ', 'ß'), fc.integer({ min: 1, max: 70 })).map(([c, n]) => c.repeat(n));
+    const text = fc.array(run, { maxLength: 6 }).map((a) => a.join(''));
+    const opts = [new Tokenizer(), new Tokenizer({ separators: ['-'] }), new Tokenizer({ stem: true })];
+    const marks = new TokenMarks();
+    const interner = new TermInterner();
+    fc.assert(
+      fc.property(text, (s) => {
+        for (const tok of opts) {
+          const tokens = tok.tokens(s);
+          expect(tokens).toEqual(tok.spans(s).map((x) => x.token));
+          for (const w of tokens) {
+            expect(w.length).toBeLessThanOrEqual(max);
+            const last = w.charCodeAt(w.length - 1);
+            expect(last >= 0xd800 && last <= 0xdbff).toBe(false);
+          }
+          const ids = { ids: new Int32Array(4) };
+          const n = tok.termIdsInto(s, interner, ids);
+          if (n >= 0) expect(Array.from(ids.ids.subarray(0, n), (id) => interner.terms[id])).toEqual(tokens);
+          const lookup = termLookup(new Set(tokens));
+          tok.markTerms(s, lookup, marks);
+          expect(marks.count).toBe(tokens.length);
+          for (let k = 0; k < marks.count; k++) expect(marks.hit[k]).toBe(1);
+        }
+      }),
+      { numRuns: 500 },
+    );
+    expect(new Tokenizer().tokens('x'.repeat(100_000))).toEqual(['x'.repeat(max)]);
   });
 });

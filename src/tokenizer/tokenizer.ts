@@ -18,6 +18,7 @@
  */
 import { createRequire } from 'node:module';
 import { grown } from '../index/codec.js';
+import { INPUT_LIMITS } from '../defaults.js';
 
 export interface TokenizerOptions {
   locale?: string;
@@ -171,6 +172,21 @@ export class TokenMarks {
   }
 }
 
+const MAX_TOKEN = INPUT_LIMITS.maxTokenLength;
+
+/**
+ * A token cut to INPUT_LIMITS.maxTokenLength code units (never inside a surrogate pair).
+ * Every path that makes tokens, for indexing, queries and highlights alike, cuts the same
+ * way, so a long word is found by its own text.
+ */
+export function cutToken(t: string): string {
+  if (t.length <= MAX_TOKEN) return t;
+  let end = MAX_TOKEN;
+  const c = t.charCodeAt(end - 1);
+  if (c >= 0xd800 && c <= 0xdbff) end--;
+  return t.slice(0, end);
+}
+
 export class Tokenizer {
   readonly locale: string;
   readonly fold: boolean;
@@ -263,6 +279,7 @@ export class Tokenizer {
       if (c >= 128) return -1;
       const cls = table[c]!;
       if (cls === 1 || cls === 3) {
+        if (len === MAX_TOKEN) continue; // the rest of a long word is not part of its token
         if (len === scratch.length) scratch = interner.growScratch(len + 1);
         const unit = cls === 3 ? c + 32 : c; // A-Z to a-z
         scratch[len++] = unit;
@@ -278,7 +295,7 @@ export class Tokenizer {
   }
 
   private emit(tok: string, out: string[]) {
-    out.push(this.stem ? this.stem(tok) : tok);
+    out.push(cutToken(this.stem ? this.stem(tok) : tok));
   }
 
   /** Undo whatever the fast path pushed for this text and redo it with full Unicode rules. */
@@ -325,7 +342,7 @@ export class Tokenizer {
       } else if (this.symbols.has(ch) || WORD_CHAR.test(ch)) out += ch;
     }
     if (!out) return '';
-    return this.stem ? this.stem(out) : out;
+    return cutToken(this.stem ? this.stem(out) : out);
   }
 
   /** Tokens with their [start, end) offsets in `text`. Hot: every highlighted field of a page. */
@@ -390,13 +407,13 @@ export class Tokenizer {
         // a token is a term only if its length and first character fit one: most words
         // are never sliced (nor, with capitals or dropped characters, rebuilt)
         if (kept > 0) {
-          const hit = fits[(kept < 63 ? kept : 63) * 128 + first] === 1 && terms.set.has(clean ? text.slice(start, i) : this.asciiWord(text.slice(start, i)));
+          const hit = fits[(kept < 63 ? kept : 63) * 128 + first] === 1 && terms.set.has(cutToken(clean ? text.slice(start, i) : this.asciiWord(text.slice(start, i))));
           out.push(start, i, hit);
         }
       } else {
         const raw = text.slice(start, i);
         const tok = clean ? raw : this.asciiWord(raw);
-        if (tok.length > 0) out.push(start, i, terms.set.has(stem(tok)));
+        if (tok.length > 0) out.push(start, i, terms.set.has(cutToken(stem(tok))));
       }
       start = -1;
     }
@@ -430,7 +447,7 @@ export class Tokenizer {
         if (start >= 0) {
           const raw = text.slice(start, i);
           const tok = clean ? raw : this.asciiWord(raw);
-          if (tok.length > 0) out.push({ token: this.stem ? this.stem(tok) : tok, start, end: i });
+          if (tok.length > 0) out.push({ token: cutToken(this.stem ? this.stem(tok) : tok), start, end: i });
           start = -1;
         }
         continue;
