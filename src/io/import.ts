@@ -16,7 +16,7 @@
  * transaction is committed and flushed, so every `"success":true` line is durable.
  */
 import { IMPORT_BATCH_SIZE, IMPORT_PIPELINE_DEPTH, IMPORT_PIPELINE_DOCS, MAX_IMPORT_BATCH_SIZE } from '../defaults.js';
-import { FathomError } from '../errors.js';
+import { FathomError, errorMessage, isFathomError } from '../errors.js';
 import { stringifyJson } from '../json.js';
 import type { DirtyValues } from '../document/document.js';
 import { NO_DOC, applyBatch, applyPrepared, type BatchOp, type OpResult, type WriteAction, type WriteHooks } from '../collection/writer.js';
@@ -156,8 +156,13 @@ export async function importLines(
     // the worker failed on, or that applyPrepared declines, is applied line by line.
     const ready = opts.preparer!.prepare({ record, lines, action, dirty: opts.dirtyValues }, prepared++ === 0).catch(() => null);
     const txn = (queued = Promise.all([ready, queued]).then(([p]) =>
-      store.env.childTransaction(() => {
-        const r = (p && applyPrepared(store, collection, p, lines, opts.hooks)) || applyBatch(store, collection, lineOps(lines, action, opts.dirtyValues), opts.hooks);
+      isolated(
+        store,
+        collection,
+        () => (p && applyPrepared(store, collection, p, lines, opts.hooks)) || applyBatch(store, collection, lineOps(lines, action, opts.dirtyValues), opts.hooks),
+        () => lineOps(lines, action, opts.dirtyValues),
+        opts.hooks,
+      ).then((r) => {
         // failures echo their line
         for (let i = 0; i < r.length; i++) if (!r[i]!.ok) entry.texts[i] = lineText(lines, i);
         return r;
@@ -175,7 +180,7 @@ export async function importLines(
     ops = [];
     if (opts.enrich) batchOps = await opts.enrich(batchOps);
     const entry: (typeof inflight)[number] = { texts: batchTexts, done: undefined as unknown as Promise<OpResult[]> };
-    enqueue(entry, (queued = queued.then(() => store.env.childTransaction(() => applyBatch(store, collection, batchOps, opts.hooks)))));
+    enqueue(entry, (queued = queued.then(() => isolated(store, collection, () => applyBatch(store, collection, batchOps, opts.hooks), () => batchOps, opts.hooks))));
     if (inflight.length >= depth) await drain();
   };
 
@@ -197,6 +202,28 @@ export async function importLines(
   await submit();
   while (inflight.length > 0) await drain();
   return summary;
+}
+
+/**
+ * A batch's transaction, such that one line cannot fail the others: when the batch fails
+ * on something other than a line's own error (a FathomError is a line's answer, or the
+ * import's, such as a collection dropped meanwhile), its lines are applied again one
+ * transaction each, and a line that still fails gets that failure as its result.
+ */
+async function isolated(store: Store, collection: string, batch: () => OpResult[], ops: () => BatchOp[], hooks: WriteHooks | undefined): Promise<OpResult[]> {
+  try {
+    return (await store.env.childTransaction(batch)) as OpResult[];
+  } catch (e) {
+    if (isFathomError(e)) throw e;
+  }
+  return Promise.all(
+    ops().map((op) =>
+      (store.env.childTransaction(() => applyBatch(store, collection, [op], hooks)) as Promise<OpResult[]>).then(
+        (r) => r[0]!,
+        (e): OpResult => ({ ok: false, error: isFathomError(e) ? e : new FathomError('UNPROCESSABLE', `this line could not be indexed: ${errorMessage(e)}`) }),
+      ),
+    ),
+  );
 }
 
 /** Line i of a packed batch, as given (invalid UTF-8 replaced: it is only echoed). */
