@@ -13,6 +13,7 @@
  *   handler:   one Engine call
  *   onResponse: one log line, stats
  */
+import http from 'node:http';
 import type { Writable } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { SERVER_DEFAULTS, SERVE_DEFAULTS } from '../defaults.js';
@@ -27,6 +28,7 @@ import { Importer } from './importer.js';
 import { loggerOptions, presentedValues, redactUrl, type LogLevel } from './log.js';
 import type { ServerContext } from './context.js';
 import { sendError } from './errors.js';
+import { clientErrorHandler, refuseExpectation, requireHost } from './refusals.js';
 import { RequestStats, type Family } from './stats.js';
 import { collectionRoutes } from './routes/collections.js';
 import { documentRoutes } from './routes/documents.js';
@@ -99,8 +101,12 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
     http: {
       connectionsCheckingInterval: opts.connectionsCheckIntervalMs ?? SERVE_DEFAULTS.connectionsCheckIntervalMs,
       headersTimeout,
+      // checked by requireHost, which answers with a message (Node's own check sends no body)
+      requireHostHeader: false,
     },
+    clientErrorHandler: clientErrorHandler(http.maxHeaderSize),
   });
+  app.server.on('checkExpectation', refuseExpectation);
 
   const engine = opts.engine;
   const auth = new Authenticator(engine.store, opts.apiKey);
@@ -122,6 +128,7 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
   app.setReplySerializer((payload) => stringifyJson(payload));
   installJsonParsers(app, bodyLimit);
 
+  app.addHook('onRequest', requireHost);
   app.addHook('onRequest', async (req: FastifyRequest) => {
     const url = req.raw.url ?? '';
     const q = url.indexOf('?');
