@@ -1,0 +1,348 @@
+/**
+ * Hostile requests against a real `fathom serve` on loopback: at least 2,000 generated
+ * requests (bad JSON, deep nesting, long tokens, bad filters, sorts, vector queries and
+ * facets, odd paths and headers) must never get a 5xx, never take the server down, and
+ * never change the data they have no right to change (the `books` export hashes the same
+ * before and after; requests that may write go to a scratch collection).
+ */
+import http from 'node:http';
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { startServer, type RunningServer } from '../src/server/serve.js';
+import { generateScopedSearchKey } from '../src/keys/scoped.js';
+import { dataDirPath } from './helpers.js';
+
+const KEY = 'fuzz-admin-key';
+let server: RunningServer;
+let searchKey = '';
+let scopedKey = '';
+const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+
+interface Req {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string | Buffer;
+}
+
+function send(r: Req): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${server.url}${r.path}`, { method: r.method, headers: r.headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: res.headers }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(r.body);
+  });
+}
+
+async function exportHash(collection: string): Promise<string> {
+  const r = await send({ method: 'GET', path: `/collections/${collection}/documents/export`, headers: { 'x-typesense-api-key': KEY } });
+  expect(r.status).toBe(200);
+  return createHash('sha256').update(r.body).digest('hex');
+}
+
+const BOOKS = Array.from({ length: 40 }, (_, i) => ({
+  id: `b${i}`,
+  title: `${['The', 'A', 'Red'][i % 3]} book of ${['gardens', 'rivers', 'stones', 'birds'][i % 4]} ${i}`,
+  author: ['Ann Lee', 'Bo Chen', 'Cy Diaz'][i % 3],
+  year: 1950 + i,
+  rating: (i % 10) / 2,
+  tags: ['x', 'y', `t${i % 5}`],
+  vec: [Math.cos(i), Math.sin(i), (i % 7) / 7],
+}));
+
+beforeAll(async () => {
+  server = await startServer({ dataDir: dataDirPath(), apiKey: KEY, address: '127.0.0.1', port: 0, logLevel: 'silent', limits: { bodyLimit: 1 << 20 } }, { engine: { merges: 'inline' } });
+  const admin = (method: string, path: string, body?: unknown) =>
+    send({ method, path, headers: { 'x-typesense-api-key': KEY, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const schema = {
+    fields: [
+      { name: 'title', type: 'string' },
+      { name: 'author', type: 'string', facet: true },
+      { name: 'year', type: 'int32', facet: true },
+      { name: 'rating', type: 'float' },
+      { name: 'tags', type: 'string[]', facet: true },
+      { name: 'vec', type: 'float[]', num_dim: 3 },
+    ],
+    default_sorting_field: 'year',
+  };
+  expect((await admin('POST', '/collections', { name: 'books', ...schema })).status).toBe(201);
+  expect((await admin('POST', '/collections', { name: 'scratch', ...schema, fields: [...schema.fields, { name: '.*', type: 'auto' }], enable_nested_fields: true })).status).toBe(201);
+  const imp = await send({ method: 'POST', path: '/collections/books/documents/import', headers: { 'x-typesense-api-key': KEY }, body: BOOKS.map((b) => JSON.stringify(b)).join('\n') });
+  expect(imp.body.split('\n').every((l) => JSON.parse(l).success)).toBe(true);
+  searchKey = JSON.parse((await admin('POST', '/keys', { description: 's', actions: ['documents:search'], collections: ['books', 'scratch'] })).body).value;
+  scopedKey = generateScopedSearchKey(searchKey, { filter_by: 'year:>1960', exclude_fields: 'rating' });
+});
+
+afterAll(async () => {
+  agent.destroy();
+  await server?.stop();
+});
+
+// ---------------------------------------------------------------------------
+// Generators
+// ---------------------------------------------------------------------------
+
+const weird = fc.constantFrom(
+  '',
+  ' ',
+  '*',
+  '(',
+  ')',
+  '((((',
+  '))',
+  '`',
+  '``',
+  '[',
+  ']',
+  '[]',
+  '..',
+  ':',
+  '::',
+  '&&',
+  '||',
+  '$',
+  '$books(',
+  '$nope(id:*)',
+  '\u0000',
+  '\uFFFF',
+  '\uD800',
+  '😀',
+  '%',
+  '%zz',
+  'NaN',
+  'Infinity',
+  '-1',
+  '1e309',
+  '99999999999999999999999',
+  '0x10',
+  'null',
+  'true',
+  '"',
+  '\\',
+  '\n',
+);
+const longToken = fc.integer({ min: 100, max: 300_000 }).map((n) => 'k'.repeat(n));
+const deepParens = fc.integer({ min: 10, max: 3000 }).map((n) => '('.repeat(n) + 'year:>1' + ')'.repeat(n));
+const fieldName = fc.constantFrom('title', 'author', 'year', 'rating', 'tags', 'vec', 'id', 'nope', 'title.x', '.*', '$books(title)', '');
+const filterPiece = fc.oneof(
+  fc.tuple(fieldName, fc.constantFrom(':', ':=', ':!=', ':>', ':<=', ':[', ':*', ':!'), fc.oneof(weird, fc.string({ maxLength: 8 }), fc.integer().map(String))).map(([f, o, v]) => `${f}${o}${v}`),
+  weird,
+);
+const filter = fc.oneof(fc.array(filterPiece, { maxLength: 6 }).map((a) => a.join(' ')), deepParens, fc.string({ maxLength: 40 }));
+const sort = fc.oneof(
+  fc.array(fc.tuple(fieldName, fc.constantFrom(':asc', ':desc', ':up', '', ':')).map(([f, d]) => f + d), { maxLength: 5 }).map((a) => a.join(',')),
+  fc.constantFrom('_text_match:desc', '_vector_distance:asc', '_vector_query(vec:([1,2,3])):asc', '_vector_query(vec:([1,2])):asc', '_vector_query(vec:(', '$books(year:asc)', '_eval(year:>1):desc', '_group_found:desc'),
+  fc.string({ maxLength: 30 }),
+);
+const floats = fc.array(fc.oneof(fc.double(), fc.constantFrom('NaN', '1e400', 'x')), { maxLength: 5 }).map((a) => a.join(','));
+const vectorQuery = fc.oneof(
+  floats.map((f) => `vec:([${f}])`),
+  floats.map((f) => `vec:([${f}], k: 3)`),
+  fc.constantFrom('vec:([], id: b1)', 'vec:([], id: nope)', 'vec:([1,2,3], k: -1)', 'vec:([1,2,3], ef: 0)', 'vec:([1,2,3], alpha: 9)', 'title:([1])', 'vec:(', 'vec:([1,2,3]', 'vec:([1,2,3], queries:[a,b])', 'nope:([1,2,3])', 'vec:([1,2,3], distance_threshold: x)'),
+  fc.integer({ min: 1, max: 20_000 }).map((n) => `vec:([${Array(n).fill('0.5').join(',')}])`),
+  fc.string({ maxLength: 30 }),
+);
+const value = fc.oneof(weird, fc.string({ maxLength: 20 }), fc.integer().map(String), longToken.map((t) => t.slice(0, 3000)));
+const searchParams = fc.record(
+  {
+    q: fc.oneof(fc.constantFrom('*', 'book', 'gardns', 'red book', '"the book"', '-red book'), value, longToken),
+    query_by: fc.oneof(fc.array(fieldName, { maxLength: 4 }).map((a) => a.join(',')), value),
+    query_by_weights: fc.oneof(fc.constantFrom('1', '1,2', '-1', 'x', '1e400'), value),
+    filter_by: filter,
+    sort_by: sort,
+    facet_by: fc.oneof(fc.array(fieldName, { maxLength: 3 }).map((a) => a.join(',')), fc.constantFrom('year(a:[0,10])', 'year(', 'rating', 'tags'), value),
+    facet_query: fc.oneof(fc.constantFrom('author:ann', 'tags:', ':', 'nope:x'), value),
+    max_facet_values: value,
+    group_by: fc.oneof(fieldName, value),
+    group_limit: value,
+    per_page: fc.oneof(fc.constantFrom('0', '250', '251', '-1', '1.5', '1e3'), value),
+    page: fc.oneof(fc.constantFrom('0', '1', '999999999999'), value),
+    offset: value,
+    limit: value,
+    num_typos: fc.oneof(fc.constantFrom('0', '1', '2', '3', '1,2', '2,2,2,2,2'), value),
+    prefix: fc.oneof(fc.constantFrom('true', 'false', 'true,false', 'maybe'), value),
+    include_fields: fc.oneof(fc.constantFrom('$books(*)', '$books(title', 'title,$nope(*)', '$books(*, strategy: wrong)'), fieldName, value),
+    exclude_fields: fc.oneof(fieldName, value),
+    highlight_fields: fc.oneof(fieldName, value),
+    highlight_full_fields: fc.oneof(fieldName, value),
+    highlight_affix_num_tokens: value,
+    highlight_start_tag: value,
+    snippet_threshold: value,
+    vector_query: vectorQuery,
+    stopwords: value,
+    use_cache: fc.constantFrom('true', 'false', 'x'),
+    cache_ttl: value,
+    search_cutoff_ms: value,
+    drop_tokens_threshold: value,
+    typo_tokens_threshold: value,
+    max_candidates: value,
+    alpha: value,
+    exhaustive_search: value,
+  },
+  { requiredKeys: [] },
+);
+
+/** Percent-encodes text; a lone surrogate becomes the (invalid UTF-8) bytes of its code unit. */
+function enc(s: string): string {
+  try {
+    return encodeURIComponent(s);
+  } catch {
+    return s.replace(/[\s\S]/gu, (ch) => (ch.length === 1 && ch.charCodeAt(0) >= 0xd800 && ch.charCodeAt(0) <= 0xdfff ? '%ED%A0%80' : encodeURIComponent(ch)));
+  }
+}
+
+function queryString(params: Record<string, string>): string {
+  return Object.entries(params)
+    .map(([k, v]) => `${enc(k)}=${enc(v)}`)
+    .join('&');
+}
+
+const anyKey = fc.constantFrom(() => KEY, () => searchKey, () => scopedKey, () => 'wrong-key', () => '', () => 'x'.repeat(5000)).map((f) => f());
+const jsonValue = fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v));
+const deepJson = fc.integer({ min: 50, max: 20_000 }).map((n) => '['.repeat(n) + ']'.repeat(n));
+const deepObject = fc.integer({ min: 50, max: 20_000 }).map((n) => '{"a":'.repeat(n) + '1' + '}'.repeat(n));
+const badJson = fc.oneof(
+  fc.constantFrom('{', '{"a":}', '[1,2', 'nul', '{"a":1}}', '\uFEFF{"a":1}', '{"a":NaN}', '{"a":1e999}', '{"id":123456789012345678901234567890}', '\u0000', ''),
+  fc.string({ maxLength: 50 }),
+  deepJson,
+  deepObject,
+  jsonValue,
+);
+/** A document for a write: mostly wrong in some way, sometimes valid. */
+const document = fc.oneof(
+  fc.record(
+    {
+      id: fc.oneof(fc.constantFrom('ok1', 'has space', '..', '.', 'search', 'a/b', '%2F', '', 'x'.repeat(600)), fc.integer().map(String), fc.constant(undefined)),
+      title: fc.oneof(fc.string({ maxLength: 20 }), longToken, fc.integer(), fc.constant(null), fc.array(fc.string())),
+      author: fc.oneof(fc.string({ maxLength: 10 }), fc.integer()),
+      year: fc.oneof(fc.integer(), fc.double(), fc.string({ maxLength: 5 }), fc.constant(2 ** 40)),
+      rating: fc.oneof(fc.double(), fc.string({ maxLength: 5 })),
+      tags: fc.oneof(fc.array(fc.string({ maxLength: 5 })), fc.string()),
+      vec: fc.oneof(fc.array(fc.double(), { maxLength: 5 }), fc.constant('x')),
+      nested: fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constant(undefined)),
+    },
+    { requiredKeys: [] },
+  ).map((d) => JSON.stringify(d)),
+  badJson,
+  fc.integer({ min: 70, max: 3000 }).map((n) => `{"id":"deep","title":"t","n":${'{"a":'.repeat(n)}1${'}'.repeat(n)}}`),
+);
+
+const idPath = fc.oneof(fc.constantFrom('b1', 'nope', '..', '.', '%2e%2e', 'search', 'export', 'import', '%zz', '%00', 'a%20b', '😀'), fc.string({ maxLength: 10 }).map(enc));
+const collectionPath = fc.constantFrom('books', 'scratch', 'nope', '..', '%zz', 'books%2F..', '😀', 'x'.repeat(3000));
+const contentType = fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/xml', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', '', ';;;', 'application/vnd.api+json');
+
+/** One hostile request; `mayWrite` says whether it could change `books` if it succeeded. */
+const request: fc.Arbitrary<Req> = fc.oneof(
+  // searches, GET and multi_search, with every key kind
+  fc.tuple(searchParams, anyKey, fc.constantFrom('books', 'scratch', 'nope')).map(([p, key, c]) => {
+    const path = `/collections/${c}/documents/search?${queryString(p as Record<string, string>)}`;
+    return { method: 'GET', path: path.length > 3900 ? path.slice(0, 3900) : path, headers: { 'x-typesense-api-key': key } };
+  }),
+  fc.tuple(fc.array(fc.tuple(searchParams, fc.constantFrom('books', 'scratch', 'nope', '', undefined)), { maxLength: 4 }), anyKey, searchParams).map(([ss, key, common]) => ({
+    method: 'POST',
+    path: `/multi_search?${queryString(common as Record<string, string>)}`.slice(0, 3900),
+    headers: { 'x-typesense-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify({ searches: ss.map(([p, c]) => ({ ...p, ...(c === undefined ? {} : { collection: c }) })) }),
+  })),
+  fc.tuple(badJson, anyKey).map(([body, key]) => ({ method: 'POST', path: '/multi_search', headers: { 'x-typesense-api-key': key, 'content-type': 'application/json' }, body })),
+  // writes with bad bodies: to `scratch` when they may succeed, to `books` only with a search key (refused)
+  fc.tuple(document, fc.constantFrom('create', 'upsert', 'update', 'emplace', 'bogus'), fc.constantFrom('coerce_or_reject', 'coerce_or_drop', 'drop', 'reject', 'x'), contentType).map(([body, action, dirty, ct]) => ({
+    method: 'POST',
+    path: `/collections/scratch/documents?action=${action}&dirty_values=${dirty}`,
+    headers: { 'x-typesense-api-key': KEY, 'content-type': ct },
+    body,
+  })),
+  fc.tuple(fc.array(document, { maxLength: 8 }), fc.constantFrom('create', 'upsert', 'update', 'emplace'), fc.constantFrom('1', '40', '0', 'x', '100000')).map(([docs, action, batch]) => ({
+    method: 'POST',
+    path: `/collections/scratch/documents/import?action=${action}&batch_size=${batch}`,
+    headers: { 'x-typesense-api-key': KEY, 'content-type': 'text/plain' },
+    body: docs.join('\n'),
+  })),
+  fc.tuple(document, idPath).map(([body, id]) => ({ method: 'PATCH', path: `/collections/scratch/documents/${id}`, headers: { 'x-typesense-api-key': KEY, 'content-type': 'application/json' }, body })),
+  fc.tuple(filter, fc.constantFrom('DELETE', 'PATCH')).map(([f, method]) => ({
+    method,
+    path: `/collections/scratch/documents?filter_by=${enc(f)}`.slice(0, 3900),
+    headers: { 'x-typesense-api-key': KEY, 'content-type': 'application/json' },
+    body: method === 'PATCH' ? '{"title":"patched"}' : undefined,
+  })),
+  fc.tuple(document, fc.constantFrom('POST', 'PATCH', 'DELETE', 'PUT')).map(([body, method]) => ({
+    method,
+    path: method === 'POST' ? '/collections/books/documents' : '/collections/books/documents/b1',
+    headers: { 'x-typesense-api-key': searchKey, 'content-type': 'application/json' },
+    body: method === 'DELETE' ? undefined : body,
+  })),
+  // reads on odd paths, exports with odd parameters
+  fc.tuple(collectionPath, idPath, fc.constantFrom('GET', 'DELETE', 'HEAD', 'OPTIONS', 'PUT')).map(([c, id, method]) => ({
+    method,
+    path: `/collections/${c === 'books' ? 'scratch' : c}/documents/${id}`,
+    headers: { 'x-typesense-api-key': method === 'GET' || method === 'HEAD' ? KEY : searchKey },
+  })),
+  fc.tuple(filter, value, value).map(([f, inc, exc]) => ({
+    method: 'GET',
+    path: `/collections/books/documents/export?filter_by=${enc(f)}&include_fields=${enc(inc)}&exclude_fields=${enc(exc)}`.slice(0, 3900),
+    headers: { 'x-typesense-api-key': KEY },
+  })),
+  // schema changes that must fail, collections with bad schemas, keys with bad bodies
+  fc.tuple(badJson, contentType).map(([body, ct]) => ({ method: 'POST', path: '/collections', headers: { 'x-typesense-api-key': KEY, 'content-type': ct }, body })),
+  fc.tuple(fc.jsonValue({ maxDepth: 3 }), fc.constantFrom('/keys', '/aliases/al', '/stopwords/sw', '/collections/books')).map(([v, path]) => ({
+    method: path === '/keys' ? 'POST' : path === '/collections/books' ? 'PATCH' : 'PUT',
+    path,
+    headers: { 'x-typesense-api-key': path === '/collections/books' ? searchKey : KEY, 'content-type': 'application/json' },
+    body: JSON.stringify(v),
+  })),
+  // odd headers
+  fc.tuple(fc.constantFrom('x-typesense-api-key', 'x-service-api-key', 'content-length', 'transfer-encoding', 'accept', 'origin'), fc.oneof(weird, fc.string({ maxLength: 30 }))).map(([h, v]) => {
+    const safe = v.replace(/[^\x20-\x7e]/g, '');
+    const headers: Record<string, string> = { 'x-typesense-api-key': KEY };
+    if (h === 'content-length' || h === 'transfer-encoding') headers['x-odd'] = safe;
+    else headers[h] = safe;
+    return { method: 'GET', path: '/collections/books/documents/search?q=book&query_by=title', headers };
+  }),
+);
+
+// ---------------------------------------------------------------------------
+
+describe('hostile requests', () => {
+  it('get no 5xx, never stop the server and never change data they may not change', async () => {
+    const before = await exportHash('books');
+    const byClass: Record<string, number> = {};
+    const failures: string[] = [];
+    const samples = fc.sample(request, { numRuns: 2200, seed: 2511 });
+    for (const r of samples) {
+      let res;
+      try {
+        res = await send(r);
+      } catch (e) {
+        failures.push(`${r.method} ${r.path.slice(0, 120)}: no answer (${(e as Error).message})`);
+        continue;
+      }
+      const cls = `${Math.floor(res.status / 100)}xx`;
+      byClass[cls] = (byClass[cls] ?? 0) + 1;
+      if (res.status >= 500) failures.push(`${r.method} ${r.path.slice(0, 200)} -> ${res.status} ${res.body.slice(0, 200)}`);
+      else if (res.status >= 400 && r.method !== 'HEAD') {
+        let message: unknown;
+        try {
+          message = JSON.parse(res.body).message;
+        } catch {
+          message = undefined;
+        }
+        if (typeof message !== 'string' || message === '') failures.push(`${r.method} ${r.path.slice(0, 120)} -> ${res.status} without a {"message"}: ${res.body.slice(0, 120)}`);
+        else if (/\n\s+at |node_modules|\.ts:\d+/.test(message)) failures.push(`${r.method} ${r.path.slice(0, 120)} -> a stack trace in the message`);
+      }
+    }
+    console.log(`fuzz: ${samples.length} requests by status class ${JSON.stringify(byClass)}`);
+    expect(failures.slice(0, 20)).toEqual([]);
+    expect(samples.length).toBeGreaterThanOrEqual(2000);
+    // every kind of answer was exercised
+    expect(byClass['2xx']).toBeGreaterThan(100);
+    expect(byClass['4xx']).toBeGreaterThan(500);
+    const health = await send({ method: 'GET', path: '/health', headers: {} });
+    expect(health.status).toBe(200);
+    expect(await exportHash('books')).toBe(before);
+  }, 240_000);
+});
