@@ -291,6 +291,10 @@ export class Engine {
    * Asynchronous because a query on an embedding field embeds `q` first.
    */
   async search(collection: string, raw: RawParams): Promise<SearchResponse> {
+    const conv = raw.conversation;
+    if (conv === true || conv === 'true' || conv === '1') {
+      throw new FathomError('BAD_PARAMETER', 'conversational search runs through POST /multi_search (`q`, `conversation=true` and `conversation_model_id` in its query string) or `fathom ask`');
+    }
     const cache = parseCacheParams(raw);
     if (!cache.use) return this.searchNow(collection, raw);
     const key = SearchCache.key(collection, raw);
