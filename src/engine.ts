@@ -38,6 +38,7 @@ import { parseCacheParams, parseSearchParams, type RawParams, type SearchParams 
 import { SearchCache } from './search/cache.js';
 import { embeddingNeeds, filterSeqs, search, type EmbeddingNeed, type SearchResponse } from './search/search.js';
 import { deleteStopwords, getStopwords, listStopwords, putStopwords, type StopwordSet } from './stopwords/stopwords.js';
+import { naturalLanguageSearch, wantsNlQuery } from './nlsearch/nlsearch.js';
 
 export interface EngineOptions extends OpenOptions {
   /** Base URL of the repository `ts/` models are downloaded from (default: the public one). */
@@ -291,6 +292,8 @@ export class Engine {
    * Asynchronous because a query on an embedding field embeds `q` first.
    */
   async search(collection: string, raw: RawParams): Promise<SearchResponse> {
+    // Natural-language search asks an LLM for the parameters, then comes back here without it.
+    if (wantsNlQuery(raw)) return naturalLanguageSearch(this, collection, raw);
     const conv = raw.conversation;
     if (conv === true || conv === 'true' || conv === '1') {
       throw new FathomError('BAD_PARAMETER', 'conversational search runs through POST /multi_search (`q`, `conversation=true` and `conversation_model_id` in its query string) or `fathom ask`');
