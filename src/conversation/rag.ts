@@ -46,6 +46,8 @@ export interface ConversationRequest {
 
 export interface ConversationOptions {
   fetch?: typeof fetch;
+  /** Told which documents made it into the answer's context, per search (`fathom ask` prints them). */
+  onContext?(sources: Array<{ collection: string; ids: string[] }>): void;
   /**
    * Stream the answer: `onStart` runs once the provider has accepted the answer call (so any
    * earlier failure is still an ordinary error), `onPiece` for each piece of text.
@@ -205,7 +207,13 @@ export async function converse(engine: Engine, req: ConversationRequest, opts: C
     sources.push({ ...(req.searches.length > 1 ? { label: `[${collection}]` } : {}), lines: contextLines(engine, collection, res) });
   }
 
-  const { request } = answerRequest(client, model.system_prompt, sources, question, model.max_bytes, !!opts.stream);
+  const { request, used } = answerRequest(client, model.system_prompt, sources, question, model.max_bytes, !!opts.stream);
+  opts.onContext?.(
+    results.map((res, i) => ({
+      collection: req.searches[i]!.collection as string,
+      ids: (res.hits ?? (res.grouped_hits ?? []).flatMap((g) => g.hits)).slice(0, used[i]).map((h) => String(h.document.id)),
+    })),
+  );
   const id = req.conversationId ?? newConversationId();
   let answer: string;
   if (opts.stream) {
