@@ -188,6 +188,27 @@ describe('conversational multi_search over plain HTTP', () => {
     expect(text).not.toContain('[DONE]');
   });
 
+  it('cancels the provider call and stores nothing when the asker goes away mid-stream', async () => {
+    const count = ((await client.conversations().retrieve()) as any).conversations.length;
+    llm.next({ kind: 'stall', afterPieces: 2 });
+    const ac = new AbortController();
+    const r = await fetch(`${server.url}/multi_search?q=a+ring&conversation=true&conversation_model_id=conv-model-1&conversation_stream=true`, {
+      method: 'POST',
+      headers: { 'x-typesense-api-key': ADMIN, 'content-type': 'application/json' },
+      body: JSON.stringify(SEARCHES),
+      signal: ac.signal,
+    });
+    const reader = r.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toMatch(/^data: \{"conversation_id":/);
+    ac.abort();
+    // the fake provider sees its streaming connection closed
+    const deadline = Date.now() + 5000;
+    while (llm.openStreams > 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 20));
+    expect(llm.openStreams).toBe(0);
+    expect(((await client.conversations().retrieve()) as any).conversations.length).toBe(count);
+  });
+
   it('gives clear errors: 404 for an unknown conversation, 400 naming a search without an embedding field, q in the query string', async () => {
     const a = await post('/multi_search?q=x&conversation=true&conversation_model_id=conv-model-1&conversation_id=nope', SEARCHES);
     expect(a.status).toBe(404);

@@ -72,6 +72,8 @@ export class FakeLlm {
   /** 'vllm' answers errors in vLLM's shape. */
   flavour: 'openai' | 'vllm' = 'openai';
   answer: (call: LlmCall) => string = defaultAnswer;
+  /** Streamed answers whose connection is still open. */
+  openStreams = 0;
   private queue: Behaviour[] = [];
   private sockets = new Set<import('node:net').Socket>();
 
@@ -166,6 +168,8 @@ export class FakeLlm {
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    this.openStreams++;
+    res.on('close', () => this.openStreams--);
     const pieces = text.split(/(?<= )/);
     const event = (piece: string) =>
       cf ? { response: piece } : { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: call.body?.model, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] };
