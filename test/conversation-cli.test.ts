@@ -107,6 +107,25 @@ describe('fathom ask', () => {
     expect(gone.stderr).toMatch(/^error: conversation `.*` not found/);
   });
 
+  it('runs a natural-language search from fathom search --param nl_query=true', async () => {
+    const { openEngine } = await import('./helpers.js');
+    const { nlSearchModels } = await import('../src/nlsearch/nlsearch.js');
+    const e = openEngine(dir);
+    await nlSearchModels(e.store).create({ id: 'nl', model_name: 'openai/gpt-test', api_key: KEY, api_url: llm.url });
+    await e.close();
+    const saved = llm.answer;
+    llm.answer = (call) => (call.prompt === 'hello' ? 'hi' : '{"q": "*", "filter_by": "author:=le guin", "sort_by": "year:desc"}');
+    try {
+      const r = await cli(['search', 'books', '-q', 'le guin, newest first', '--query-by', 'title', '--param', 'nl_query=true', '--param', 'nl_model_id=nl', '--json', '-d', dir]);
+      expect(r.stderr).toBe('');
+      const res = JSON.parse(r.stdout);
+      expect(res.hits.map((h: { document: { id: string } }) => h.document.id)).toEqual(['b4', 'b3']);
+      expect(res.parsed_nl_query.generated_params.filter_by).toBe('author:=le guin');
+    } finally {
+      llm.answer = saved;
+    }
+  });
+
   it('explains what is missing', async () => {
     const a = await cli(['ask', 'just a question', '--model', 'm1', '-d', dir]);
     expect(a.code).toBe(2);

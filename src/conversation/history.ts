@@ -116,7 +116,7 @@ export function appendExchange(store: Store, id: string, question: string, answe
     const old = store.aux.get([AREA, id]) as Conversation | undefined;
     if (!old && !opts.create) throw notFound(id);
     const turns: Turn[] = [...(old?.conversation ?? []), { user: question }, { assistant: answer }];
-    const c: Conversation = { id, conversation: turns, last_updated: now, ttl: old?.ttl ?? opts.ttl };
+    const c: Conversation = { conversation: turns, id, last_updated: now, ttl: old?.ttl ?? opts.ttl };
     put(store, c, old);
     return c;
   });
