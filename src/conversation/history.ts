@@ -94,9 +94,11 @@ function purgeIn(store: Store, now: number): number {
   return n;
 }
 
-/** Deletes every expired conversation; returns how many. */
-export function purgeExpiredConversations(store: Store, now = nowSeconds()): Promise<number> {
-  return write(store, () => purgeIn(store, now));
+/** Deletes every expired conversation; returns how many. Writes nothing when none is due. */
+export async function purgeExpiredConversations(store: Store, now = nowSeconds()): Promise<number> {
+  let due = false;
+  for (const key of store.aux.getKeys({ start: [EXPIRY, 0], end: [EXPIRY, now + 1], limit: 1 })) due = Array.isArray(key) && key[0] === EXPIRY;
+  return due ? write(store, () => purgeIn(store, now)) : 0;
 }
 
 /** A new conversation id. */
