@@ -13,6 +13,8 @@ import { stopwordsCommand } from '../commands/stopwords.js';
 import { serveCommand } from '../commands/serve.js';
 import { keysCommand } from '../commands/keys.js';
 import { exploreCommand } from '../commands/explore.js';
+import { conversationsCommand } from '../commands/conversations.js';
+import { askCommand } from '../commands/ask.js';
 import { UsageError, type ExitCode } from '../commands/common.js';
 import { FathomError } from '../src/errors.js';
 import { VERSION } from '../src/version.js';
@@ -48,10 +50,12 @@ export async function main(argv: string[]): Promise<number> {
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
 
-  const commands = [collectionsCommand(run), importCommand(run), exportCommand(run), documentsCommand(run), searchCommand(run), stopwordsCommand(run), exploreCommand(run), serveCommand(run), keysCommand(run)];
+  const commands = [collectionsCommand(run), importCommand(run), exportCommand(run), documentsCommand(run), searchCommand(run), stopwordsCommand(run), exploreCommand(run), serveCommand(run), keysCommand(run), conversationsCommand(run), askCommand(run)];
   for (const c of commands) {
     program.addCommand(c);
-    for (const sub of [c, ...c.commands]) {
+    // every level: `fathom conversations models create` is three deep
+    const all = (x: Command): Command[] => [x, ...x.commands.flatMap(all)];
+    for (const sub of all(c)) {
       sub.exitOverride();
       sub.option('--debug', 'show stack traces on errors');
       sub.configureOutput({ writeErr: (s) => process.stderr.write(s) });

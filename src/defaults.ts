@@ -260,3 +260,46 @@ export const EMBED_DEFAULTS = {
   /** Query embeddings kept per process (LRU), so a repeated `q` embeds once. 0 disables the cache. */
   queryCacheSize: 1_000,
 } as const;
+
+// ---------------------------------------------------------------------------
+// Conversational search and natural-language search (src/conversation/, src/llm/)
+// ---------------------------------------------------------------------------
+
+export const CONVERSATION_DEFAULTS = {
+  /** Seconds a conversation is kept after its last message, unless its model or a PUT says otherwise. */
+  ttl: 86_400,
+  /** Largest `ttl` accepted, seconds (about 68 years: fits a signed 32-bit integer). */
+  maxTtl: 2 ** 31 - 1,
+  /**
+   * Budget of search results sent with a question, in tokens, counted as `bytesPerToken` bytes of
+   * request body each. The model's `max_bytes` caps every call further.
+   */
+  contextTokens: 3_000,
+  /** Bytes a token is counted as when budgeting (English text averages about four). */
+  bytesPerToken: 4,
+  /** Characters of the latest history sent for the standalone-question rewrite (the spec's ~3000 tokens, "about 1200 characters"). */
+  historyChars: 1_200,
+  /**
+   * Time allowed per LLM call, ms: a whole answer; a streamed answer's start and then each gap
+   * between its pieces. A model's `timeout_ms` overrides it. Range 1..600_000.
+   */
+  llmTimeoutMs: 60_000,
+  /** Largest `timeout_ms` a model may set, ms. */
+  maxLlmTimeoutMs: 600_000,
+  /** Base URLs of the hosted providers (a model's `openai_url` / `api_url` replaces them). */
+  openaiUrl: 'https://api.openai.com',
+  cloudflareUrl: 'https://api.cloudflare.com',
+  /** Path of the chat completions endpoint under an OpenAI-compatible base URL. */
+  chatCompletionsPath: '/v1/chat/completions',
+  /** Longest model id, characters. */
+  maxModelIdLength: 256,
+} as const;
+
+export const NL_SEARCH_DEFAULTS = {
+  /** `max_bytes` of a natural-language search model that gives none. */
+  maxBytes: 16_000,
+  /** Facet values per field shown to the LLM so that it can write filters with real values. */
+  facetValuesPerField: 20,
+  /** Fields described to the LLM, at most (wide schemas are cut; facet and sort fields first). */
+  maxFields: 100,
+} as const;

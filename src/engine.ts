@@ -39,6 +39,7 @@ import { SearchCache } from './search/cache.js';
 import type { SearchScope } from './search/scope.js';
 import { embeddingNeeds, filterSeqs, search, type EmbeddingNeed, type SearchResponse } from './search/search.js';
 import { deleteStopwords, getStopwords, listStopwords, putStopwords, type StopwordSet } from './stopwords/stopwords.js';
+import { naturalLanguageSearch, wantsNlQuery } from './nlsearch/nlsearch.js';
 
 export interface EngineOptions extends OpenOptions {
   /** Base URL of the repository `ts/` models are downloaded from (default: the public one). */
@@ -292,6 +293,12 @@ export class Engine {
    * Asynchronous because a query on an embedding field embeds `q` first.
    */
   async search(collection: string, raw: RawParams, scope?: SearchScope): Promise<SearchResponse> {
+    // Natural-language search asks an LLM for the parameters, then comes back here without it.
+    if (wantsNlQuery(raw)) return naturalLanguageSearch(this, collection, raw, { scope });
+    const conv = raw.conversation;
+    if (conv === true || conv === 'true' || conv === '1') {
+      throw new FathomError('BAD_PARAMETER', 'conversational search runs through POST /multi_search (`q`, `conversation=true` and `conversation_model_id` in its query string) or `fathom ask`');
+    }
     const cache = parseCacheParams(raw);
     if (!cache.use) return this.searchNow(collection, raw, scope);
     const key = SearchCache.key(collection, raw, scope);

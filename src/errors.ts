@@ -14,6 +14,8 @@ export const ERROR_CODES = {
   BAD_FILTER: 400,
   BAD_SORT: 400,
   BAD_JSON: 400,
+  /** An LLM provider failed, timed out or answered something unusable (the reference answers 400). */
+  LLM_ERROR: 400,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,

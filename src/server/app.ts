@@ -35,6 +35,7 @@ import { documentRoutes } from './routes/documents.js';
 import { searchRoutes } from './routes/search.js';
 import { aliasRoutes, keyRoutes, stopwordRoutes } from './routes/admin.js';
 import { opsRoutes } from './routes/ops.js';
+import { conversationRoutes } from './routes/conversations.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -184,6 +185,7 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
   aliasRoutes(app, ctx);
   keyRoutes(app, ctx);
   stopwordRoutes(app, ctx);
+  conversationRoutes(app, ctx);
 
   app.register(async (child) => {
     for (const [url, methods] of table) {

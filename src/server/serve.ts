@@ -11,6 +11,7 @@ import { KEY_LIMITS, SERVER_DEFAULTS, SERVE_DEFAULTS } from '../defaults.js';
 import { Engine, type EngineOptions } from '../engine.js';
 import { createKey, listKeys, purgeExpiredKeys } from '../keys/keys.js';
 import type { Store } from '../storage/store.js';
+import { purgeExpiredConversations } from '../conversation/history.js';
 import { buildApp, type AppOptions } from './app.js';
 import type { LogLevel } from './log.js';
 
@@ -52,9 +53,9 @@ export interface ProcessRole {
   purgeKeys?: boolean;
 }
 
-/** Periodically deletes expired keys that have `autodelete`. Returns a canceller. */
+/** Periodically deletes expired keys that have `autodelete`, and expired conversations. Returns a canceller. */
 export function schedulePurge(store: Store, onError: (e: unknown) => void, everyMs: number = KEY_LIMITS.purgeIntervalMs): () => void {
-  const run = () => purgeExpiredKeys(store).catch(onError);
+  const run = () => Promise.all([purgeExpiredKeys(store), purgeExpiredConversations(store)]).catch(onError);
   void run();
   const t = setInterval(run, everyMs);
   t.unref();

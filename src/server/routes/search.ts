@@ -15,6 +15,7 @@ import { SEARCH_ACTION } from '../../keys/keys.js';
 import { authorize, target } from '../access.js';
 import type { ServerContext } from '../context.js';
 import { withoutKeys, type Query } from '../params.js';
+import { conversationalMultiSearch, isConversationalMultiSearch } from './conversations.js';
 
 type P = { collection: string };
 
@@ -58,6 +59,7 @@ export function searchRoutes(app: FastifyInstance, ctx: ServerContext): void {
       if (typeof merged.collection === 'string') authorize(auth, req, { action: SEARCH_ACTION, collections: [target(engine, merged.collection)] });
       return p.embedded ? applyEmbedded(merged, p.embedded).params : merged;
     });
+    if (isConversationalMultiSearch(req)) return conversationalMultiSearch(ctx, req, reply, searches, scope);
     const result = await engine.multiSearch(searches, {}, scope);
     return reply.type('application/json; charset=utf-8').send(stringifyJson(result));
   });

@@ -1,0 +1,144 @@
+/**
+ * src/llm/registry.ts: stored LLM model records (conversation models, natural-language
+ * search models) with create / get / list / update / delete.
+ *
+ * Records live in the `aux` database under `[area, id]`, so every process serving a data
+ * directory and the CLI see the same models. A record keeps its `api_key` (each call needs
+ * it); every answer and listing shows it masked, and no message quotes it. Creating a model,
+ * or changing how it reaches its provider, first makes one real call to the provider: a
+ * model that cannot answer is refused with 400 and the provider's message.
+ */
+import { randomUUID } from 'node:crypto';
+import { CONVERSATION_DEFAULTS } from '../defaults.js';
+import { FathomError } from '../errors.js';
+import { isPlainObject } from '../json.js';
+import { write, type Store } from '../storage/store.js';
+import { ChatClient } from './client.js';
+import { maskSecret, PROVIDER_FIELDS, providerConfig } from './config.js';
+
+/** A stored model record: its id, provider fields and the kind's own fields. */
+export interface ModelRecord {
+  id: string;
+  model_name: string;
+  api_key?: string;
+  [k: string]: unknown;
+}
+
+export interface ModelKind<R extends ModelRecord> {
+  /** `aux` area of the records. */
+  area: string;
+  /** Names a record in messages ("conversation model"). */
+  noun: string;
+  /** Fields a record may have, besides `id`. */
+  fields: readonly string[];
+  /** Checks a whole record (provider fields included) and fills defaults; throws 400. */
+  validate(rec: Record<string, unknown>): R;
+}
+
+export interface RegistryOptions {
+  /** fetch used for the provider check (tests inject one for hosted URLs). */
+  fetch?: typeof fetch;
+}
+
+const ID_RE = /^[^\s/?#%\\]+$/;
+
+function checkId(id: unknown, noun: string): string {
+  if (typeof id !== 'string' || id.length === 0 || id.length > CONVERSATION_DEFAULTS.maxModelIdLength || !ID_RE.test(id)) {
+    throw new FathomError('BAD_REQUEST', `a ${noun} \`id\` must be 1-${CONVERSATION_DEFAULTS.maxModelIdLength} characters without whitespace, '/', '\\', '?', '#' or '%'`);
+  }
+  return id;
+}
+
+/** The client for a stored record (the record as loaded, with its key). */
+export function clientFor(rec: ModelRecord, opts: RegistryOptions = {}): ChatClient {
+  return new ChatClient(providerConfig(rec), opts.fetch);
+}
+
+export class ModelRegistry<R extends ModelRecord> {
+  constructor(
+    readonly kind: ModelKind<R>,
+    private readonly store: Store,
+  ) {}
+
+  /** A record as shown to users: `api_key` masked. */
+  view(r: R): Record<string, unknown> {
+    const out: Record<string, unknown> = { ...r };
+    if (typeof r.api_key === 'string') out.api_key = maskSecret(r.api_key);
+    return out;
+  }
+
+  private checkFields(body: Record<string, unknown>): void {
+    for (const k of Object.keys(body)) {
+      if (k !== 'id' && !this.kind.fields.includes(k)) {
+        throw new FathomError('BAD_REQUEST', `unknown field \`${k}\`; a ${this.kind.noun} has ${['id', ...this.kind.fields].map((f) => `\`${f}\``).join(', ')}`);
+      }
+    }
+  }
+
+  /** The stored record with its key (for calls); 404 when there is none. */
+  load(id: string): R {
+    const r = this.store.aux.get([this.kind.area, id]) as R | undefined;
+    if (!r) throw new FathomError('NOT_FOUND', `${this.kind.noun} \`${id}\` not found`);
+    return r;
+  }
+
+  get(id: string): Record<string, unknown> {
+    return this.view(this.load(id));
+  }
+
+  list(): Record<string, unknown>[] {
+    const out: Record<string, unknown>[] = [];
+    for (const { key, value } of this.store.aux.getRange({ start: [this.kind.area, ''] })) {
+      if (!Array.isArray(key) || key[0] !== this.kind.area) break;
+      out.push(this.view(value as R));
+    }
+    return out;
+  }
+
+  /** Creates a model after one real call to its provider. `id` generated when absent. */
+  async create(body: unknown, opts: RegistryOptions = {}): Promise<Record<string, unknown>> {
+    if (!isPlainObject(body)) throw new FathomError('BAD_REQUEST', `the ${this.kind.noun} must be a JSON object`);
+    this.checkFields(body);
+    const id = body.id === undefined ? randomUUID() : checkId(body.id, this.kind.noun);
+    if (this.store.aux.get([this.kind.area, id]) !== undefined) throw new FathomError('CONFLICT', `a ${this.kind.noun} with id \`${id}\` already exists`);
+    const rec = this.kind.validate({ ...body, id });
+    await clientFor(rec, opts).check();
+    await write(this.store, () => {
+      if (this.store.aux.get([this.kind.area, id]) !== undefined) throw new FathomError('CONFLICT', `a ${this.kind.noun} with id \`${id}\` already exists`);
+      this.store.aux.put([this.kind.area, id], rec);
+    });
+    return this.view(rec);
+  }
+
+  /**
+   * Changes the fields given (the others stay). An `api_key` sent back in its masked form
+   * keeps the stored key. A change to how the provider is reached is checked with it first.
+   */
+  async update(id: string, body: unknown, opts: RegistryOptions = {}): Promise<Record<string, unknown>> {
+    if (!isPlainObject(body)) throw new FathomError('BAD_REQUEST', `the ${this.kind.noun} must be a JSON object`);
+    this.checkFields(body);
+    const old = this.load(id);
+    if (body.id !== undefined && body.id !== id) throw new FathomError('BAD_REQUEST', `the ${this.kind.noun} id cannot change (\`${String(body.id)}\` in the body, \`${id}\` in the path)`);
+    const merged: Record<string, unknown> = { ...old, ...body, id };
+    if (typeof old.api_key === 'string' && body.api_key === maskSecret(old.api_key)) merged.api_key = old.api_key;
+    for (const [k, v] of Object.entries(body)) if (v === null) delete merged[k];
+    const rec = this.kind.validate(merged);
+    const changed = PROVIDER_FIELDS.some((k) => JSON.stringify(rec[k]) !== JSON.stringify(old[k]));
+    if (changed) await clientFor(rec, opts).check();
+    await write(this.store, () => {
+      if (this.store.aux.get([this.kind.area, id]) === undefined) throw new FathomError('NOT_FOUND', `${this.kind.noun} \`${id}\` not found`);
+      this.store.aux.put([this.kind.area, id], rec);
+    });
+    return this.view(rec);
+  }
+
+  async delete(id: string): Promise<Record<string, unknown>> {
+    const rec = await write(this.store, () => {
+      const r = this.store.aux.get([this.kind.area, id]) as R | undefined;
+      if (!r) throw new FathomError('NOT_FOUND', `${this.kind.noun} \`${id}\` not found`);
+      this.store.aux.remove([this.kind.area, id]);
+      return r;
+    });
+    return this.view(rec);
+  }
+}
