@@ -11,11 +11,15 @@
  * failed commits must be survived.
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { createHash } from 'node:crypto';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Client } from 'typesense';
+import { closeEmbedders, loadEmbedder } from '../src/embed/index.js';
 import { BIN, ROOT, cli, jsonLines, lines } from './helpers.js';
 
 const MiB = 1024 * 1024;
@@ -358,5 +362,44 @@ describe.skipIf(skipReason !== undefined)('a full disk', () => {
     s = await serve(dir, ['--processes', '1']);
     expectExactly(await exportOver(s), acknowledged);
     await stop(s);
+  });
+
+  it('a model download that finds no room fails with NO_SPACE, leaves nothing behind, and works once space is freed', async () => {
+    // a model repository on loopback serving the tiny BERT fixture, the model in small chunks
+    const fixture = path.join(ROOT, 'fixtures', 'models', 'tiny-bert');
+    const model = fs.readFileSync(path.join(fixture, 'model.onnx'));
+    const vocab = fs.readFileSync(path.join(fixture, 'vocab.txt'));
+    const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
+    const server = http.createServer((req, res) => {
+      const file = req.url!.split('/').pop();
+      if (file === 'config.json') {
+        return void res.end(JSON.stringify({ model_type: 'bert', vocab_file_name: 'vocab.txt', model_md5: md5(model), vocab_md5: md5(vocab), max_seq_length: 16 }));
+      }
+      if (file === 'vocab.txt') return void res.end(vocab);
+      if (file !== 'model.onnx') return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-length': String(model.length) });
+      let at = 0;
+      const next = () => {
+        res.write(model.subarray(at, (at += 2048)));
+        if (at < model.length) setTimeout(next, 1);
+        else res.end();
+      };
+      next();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const env = { dataDir: path.join(mountTmpfs(2), 'data'), modelRepositoryUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/public/` };
+    try {
+      fs.mkdirSync(path.join(env.dataDir, 'models'), { recursive: true });
+      fill(path.dirname(env.dataDir), 8192);
+      // before: the failed write's rejection went unobserved and ended the process
+      await expect(loadEmbedder({ model_name: 'ts/tiny' }, env)).rejects.toMatchObject({ code: 'NO_SPACE', message: expect.stringMatching(/^no space left on device while downloading the model `ts\/tiny`/) });
+      expect(fs.readdirSync(path.join(env.dataDir, 'models'))).toEqual(['ts']);
+      unfill(path.dirname(env.dataDir));
+      expect((await loadEmbedder({ model_name: 'ts/tiny' }, env)).dims).toBe(32);
+    } finally {
+      await closeEmbedders();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
   });
 });
