@@ -8,7 +8,7 @@
  *
  * Two ways to run out: the reserve (writes refused before LMDB tries them, the default), and
  * FATHOM_DISK_RESERVE_BYTES=0, where LMDB itself fills the filesystem to the last byte and its
- * failed commits must be survived.
+ * failed commits must be survived. Last, a model download that finds no room.
  */
 import fs from 'node:fs';
 import http from 'node:http';

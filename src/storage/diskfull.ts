@@ -330,10 +330,9 @@ export function installLmdbErrorHandling(): void {
   process.on('unhandledRejection', (reason) => {
     const pending = commitErrorOf(reason);
     if (pending) {
-      pending.catch(noop);
+      pending.catch(noop); // (the system error, rejected right after: handled in time)
       return;
     }
-    if (isLmdbSystemError(reason)) return;
     if (process.listenerCount('unhandledRejection') === 1) throw reason;
   });
   const original = console.error;
