@@ -5,6 +5,7 @@
 import { Command, Option } from 'commander';
 import { inputStream, isStdoutClosed, out, parseChoice, parseIntOption, withDataDir, withEngine, type ExitCode } from './common.js';
 import { CLI_IMPORT_BATCH_SIZE, MAX_IMPORT_BATCH_SIZE } from '../src/defaults.js';
+import { isNoSpace } from '../src/storage/diskfull.js';
 
 const ACTIONS = ['create', 'upsert', 'update', 'emplace'] as const;
 const DIRTY = ['coerce_or_reject', 'coerce_or_drop', 'drop', 'reject'] as const;
@@ -80,14 +81,32 @@ export function importCommand(run: (fn: () => Promise<ExitCode>) => Promise<void
           await engine.idle(); // let queued segment merges finish before the process exits
           // a bulk load ends as one segment: the fastest shape to query (see ARCHITECTURE.md)
           const bulk = opts.optimize ?? (s.succeeded > 0 && s.succeeded >= before);
-          if (bulk) await engine.optimize(collection);
+          let unmerged = false;
+          if (bulk && !s.noSpace) {
+            try {
+              await engine.optimize(collection);
+            } catch (e) {
+              // the documents are stored; only the final merge did not fit
+              if (!isNoSpace(e)) throw e;
+              unmerged = true;
+            }
+          }
           engine.syncVectors(collection); // build and save vector graphs so the next open loads them
-          return s;
+          return { ...s, unmerged };
         });
       });
       bar?.stop();
       const secs = (performance.now() - started) / 1000;
       const rate = Math.round(summary.total / Math.max(secs, 0.001));
+      if (summary.noSpace || summary.unmerged) {
+        // one line: the per-line results on stdout say which lines were not stored
+        const n = summary.noSpace ?? 0;
+        const what = n > 0 ? `${n} line${n === 1 ? ' was' : 's were'} not stored` : 'the final merge of the index was skipped';
+        process.stderr.write(
+          `error: no space left on device while writing to ${opts.dataDir}: imported ${summary.succeeded} of ${summary.total} documents into ${collection}; ${what}\n`,
+        );
+        return 1;
+      }
       process.stderr.write(
         `imported ${summary.succeeded} of ${summary.total} documents into ${collection} in ${secs.toFixed(2)} s (${rate} docs/s)` +
           (summary.failed ? `; ${summary.failed} failed` : '') +

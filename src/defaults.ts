@@ -15,6 +15,30 @@ export const DEFAULT_DATA_DIR = './fathom-data';
 /** LMDB map size reserved up front (virtual address space, not disk). lmdb-js grows it when full. */
 export const LMDB_MAP_SIZE = 2 ** 35;
 
+/** What a full disk does (src/storage/diskfull.ts). */
+export const DISK_DEFAULTS = {
+  /**
+   * Free space kept on the data directory's filesystem: a write that would leave less is
+   * refused (NO_SPACE) before LMDB tries it, and `/health` reports `OUT_OF_DISK` while less
+   * is free. A completely full filesystem costs more than the write that did not fit: LMDB
+   * prints its own errors, and may crash on its lock file's pages. `FATHOM_DISK_RESERVE_BYTES`
+   * overrides it; 0 lets writes fill the disk to the last byte. Range 0.. (bytes).
+   */
+  reserveBytes: 8 * 1024 * 1024,
+  /**
+   * A write is expected to need up to this many times the bytes it is given on disk
+   * (documents, their ids and index entries, copied B-tree pages). Range 1...
+   */
+  writeOverhead: 3,
+  /**
+   * LMDB reports a write the filesystem took only part of as EIO: counted as a full disk
+   * when fewer bytes than this are free afterwards, else as an I/O error. Range 0.. (bytes).
+   */
+  eioFullBelowBytes: 1024 * 1024,
+  /** How long `/health` reuses a free-space reading (ms): it is probed often. Range 0... */
+  checkIntervalMs: 1000,
+} as const;
+
 // ---------------------------------------------------------------------------
 // Documents and import
 // ---------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 import { FathomError } from './errors.js';
 import { DELETE_BATCH_SIZE, SEARCH_CACHE_ENTRIES, VECTOR_SAVE_AFTER_MS, VECTOR_SYNC_SLICE_MS } from './defaults.js';
 import { openStore, write, type OpenOptions, type Store } from './storage/store.js';
+import { isNoSpace } from './storage/diskfull.js';
 import {
   createCollection,
   deleteCollection,
@@ -475,14 +476,20 @@ export class Engine {
 
   /**
    * Brings the HNSW graphs of a collection's vector fields up to date and saves them, so
-   * that the next process to open the directory loads them instead of rebuilding.
+   * that the next process to open the directory loads them instead of rebuilding. A graph
+   * that finds no room on the disk is left unsaved: it is a cache, caught up or rebuilt
+   * from LMDB by the next process.
    */
   syncVectors(collection: string): void {
     const schema = getSchema(this.store, collection);
     for (const f of schema.fields) {
       if (f.kind !== 'vector' || f.id <= 0) continue;
       const g = vectorIndex(this.store, schema.id, f);
-      g.save();
+      try {
+        g.save();
+      } catch (e) {
+        if (!isNoSpace(e)) throw e;
+      }
     }
   }
 

@@ -11,8 +11,10 @@
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { FathomError, type ErrorCode } from './errors.js';
 
-type Reply = { id: number; error?: string };
+/** A failure comes back as its message, and its FathomError code when it had one. */
+type Reply = { id: number; error?: string; code?: ErrorCode };
 
 export class WorkerClient<R extends object> {
   private worker?: Worker;
@@ -48,7 +50,7 @@ export class WorkerClient<R extends object> {
       if (!p) return;
       this.waiting.delete(m.id);
       if (this.waiting.size === 0) w.unref();
-      if (m.error !== undefined) p.reject(new Error(m.error));
+      if (m.error !== undefined) p.reject(m.code ? new FathomError(m.code, m.error) : new Error(m.error));
       else p.resolve(m);
     });
     // a thread that fails or exits (close() terminates it) answers nothing more: its

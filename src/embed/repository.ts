@@ -22,6 +22,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { EMBED_DEFAULTS } from '../defaults.js';
+import { noSpaceIn } from '../storage/diskfull.js';
 import { ModelFilesError, readModelConfig, type LocalModelConfig } from './onnx.js';
 
 export interface RepositoryOptions {
@@ -94,10 +95,17 @@ async function downloadFile(fetchImpl: typeof fetch, url: string, file: string, 
   };
   arm();
   const out = fs.createWriteStream(file);
+  // A write that fails (a full disk) is thrown as it is, not as a DownloadError; until then
+  // its rejection is held here (unobserved, it ended the process)
+  let writeError: Error | undefined;
   const closed = new Promise<void>((resolve, reject) => {
     out.on('close', resolve);
-    out.on('error', reject);
+    out.on('error', (e) => {
+      writeError = e;
+      reject(e);
+    });
   });
+  closed.catch(() => undefined);
   let bytes = 0;
   try {
     let res: Response;
@@ -121,9 +129,12 @@ async function downloadFile(fetchImpl: typeof fetch, url: string, file: string, 
           arm();
           hash.update(value);
           bytes += value.length;
-          if (!out.write(value)) await new Promise<void>((r) => out.once('drain', r));
+          if (writeError) throw writeError;
+          // (a stream that failed drains never)
+          if (!out.write(value)) await Promise.race([new Promise<void>((r) => out.once('drain', r)), closed]);
         }
       } catch (e) {
+        if (e === writeError) throw e;
         throw new DownloadError(`the download of ${url} broke off after ${bytes} bytes: ${causeMessage(e)}`);
       }
     }
@@ -135,10 +146,12 @@ async function downloadFile(fetchImpl: typeof fetch, url: string, file: string, 
     if (md5 && digest !== md5.toLowerCase()) {
       throw new DownloadError(`${url} failed its checksum: MD5 ${digest}, the repository says ${md5}`);
     }
+    out.end();
+    await closed; // the last writes reached the file
     return bytes;
   } finally {
     clearTimeout(timer);
-    out.end();
+    if (!out.writableEnded) out.end();
     await closed.catch(() => undefined);
   }
 }
@@ -192,8 +205,8 @@ export async function ensureBuiltinModel(name: string, opts: RepositoryOptions):
 
   const cfg = await fetchRepoConfig(fetchImpl, `${base}${encodeURIComponent(name)}/config.json`);
   const tmp = path.join(modelsDir, `.download-${name}-${process.pid}-${randomBytes(4).toString('hex')}`);
-  await fsp.mkdir(tmp);
   try {
+    await fsp.mkdir(tmp);
     await fsp.writeFile(path.join(tmp, 'config.json'), JSON.stringify(cfg, null, 2) + '\n');
     await readModelConfig(tmp); // rejects a model type Fathom cannot run before the big download
     await downloadFile(fetchImpl, `${base}${encodeURIComponent(name)}/model.onnx`, path.join(tmp, 'model.onnx'), cfg.model_md5);
@@ -219,6 +232,6 @@ export async function ensureBuiltinModel(name: string, opts: RepositoryOptions):
   } catch (e) {
     await fsp.rm(tmp, { recursive: true, force: true });
     if (e instanceof ModelFilesError) throw new DownloadError(`the repository's model is unusable: ${e.message.replace(tmp, `${base}${name}`)}`);
-    throw e;
+    throw noSpaceIn(e, opts.dataDir, `downloading the model \`ts/${name}\``) ?? e;
   }
 }

@@ -6,8 +6,9 @@
  * in a short transaction that first checks the source segments are still listed and
  * carries over any documents deleted from them in the meantime.
  */
-import type { Store } from '../storage/store.js';
+import type { Key, Store } from '../storage/store.js';
 import { write } from '../storage/store.js';
+import { checkRoom } from '../storage/diskfull.js';
 import { compile } from '../collection/catalog.js';
 import { addSegment, removeSegment } from '../collection/writer.js';
 import type { CollectionRecord } from '../schema/schema.js';
@@ -75,6 +76,15 @@ function commitMerge(store: Store, collId: number, m: ComputedMerge): boolean {
   return true;
 }
 
+/** The stored size of segments: about what merging them writes (deleted documents are dropped). */
+function sourceBytes(store: Store, collId: number, plan: SegmentInfo[]): number {
+  // lmdb-js's shared read buffer: no copy of a large value, and `length` is the value's
+  const segments = store.segments as unknown as { getBinaryFast(key: Key): Uint8Array | undefined };
+  let n = 0;
+  for (const s of plan) n += segments.getBinaryFast([collId, s.id, 0])?.length ?? 0;
+  return n;
+}
+
 /**
  * Merges until the tiered policy is satisfied (or, with `full`, into one segment).
  * Returns the number of merges committed.
@@ -88,6 +98,9 @@ export async function mergeCollection(store: Store, name: string, opts: { full?:
     const state = readState(store, record.id);
     const plan = opts.full ? planFullMerge(state.segments) : planMerge(state.segments);
     if (!plan) break;
+    // A merge writes its whole output in one transaction: one that would not fit on the
+    // disk is not even computed (see diskfull.ts, checkRoom).
+    checkRoom(store, sourceBytes(store, record.id, plan), 'merging index segments', 1.1);
     const computed = computeMerge(store, record, plan);
     const ok = await write(store, () => commitMerge(store, record.id, computed));
     if (ok) {

@@ -14,6 +14,7 @@
  *   deletes[collId, segId]            bitmap: bit o set when ordinal o is deleted
  */
 import type { Store } from '../storage/store.js';
+import { onRollback } from '../storage/diskfull.js';
 import { SegmentReader } from './segment.js';
 
 export interface SegmentInfo {
@@ -98,6 +99,10 @@ export function evictStore(store: Store): void {
   for (const k of readers.keys()) if (k.startsWith(prefix)) readers.delete(k);
   for (const k of bitmaps.keys()) if (k.startsWith(prefix)) bitmaps.delete(k);
 }
+
+// A transaction may read segments and bitmaps written earlier in the same commit; when that
+// commit fails, their ids and deletion counts are handed out again with other contents.
+onRollback(evictStore);
 
 export function isDeleted(bits: Uint8Array | null, ord: number): boolean {
   return bits !== null && (bits[ord >> 3]! & (1 << (ord & 7))) !== 0;

@@ -8,6 +8,7 @@
  */
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
+import { FathomError } from '../errors.js';
 import { openStore } from '../storage/store.js';
 import { mergeCollection } from './maintenance.js';
 
@@ -25,6 +26,6 @@ parentPort!.on('message', async (msg: { id: number; collection: string; full?: b
     const merges = await mergeCollection(store, msg.collection, { full: msg.full, maxMerges: msg.maxMerges });
     parentPort!.postMessage({ id: msg.id, merges });
   } catch (e) {
-    parentPort!.postMessage({ id: msg.id, error: (e as Error).message });
+    parentPort!.postMessage({ id: msg.id, error: (e as Error).message, code: e instanceof FathomError ? e.code : undefined });
   }
 });

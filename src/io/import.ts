@@ -23,6 +23,7 @@ import { NO_DOC, applyBatch, applyPrepared, type BatchOp, type OpResult, type Wr
 import { getRecord, getSchema } from '../collection/catalog.js';
 import type { Preparer } from './prepare.js';
 import type { Store } from '../storage/store.js';
+import { checkRoom, flushed, isNoSpace, transaction } from '../storage/diskfull.js';
 import { decodeLine, isBlank, lineBytes, notUtf8, packLines, splitLines, type PackedLines, type RawLine } from './lines.js';
 
 export interface ImportOptions {
@@ -48,6 +49,8 @@ export interface ImportSummary {
   total: number;
   succeeded: number;
   failed: number;
+  /** Failed lines that found no room on the disk (their batch stored nothing); absent when none. */
+  noSpace?: number;
 }
 
 export type ResultSink = (line: string, ok: boolean) => void | Promise<void>;
@@ -95,13 +98,16 @@ export async function importLines(
     await inflight[0]!.done;
     let ready = 0;
     while (ready < inflight.length && inflight[ready]!.results) ready++;
-    await store.env.flushed;
+    await flushed(store);
     for (const { texts, results } of inflight.splice(0, ready)) {
       for (let i = 0; i < results!.length; i++) {
         const r = results![i]!;
         summary.total++;
         if (r.ok) summary.succeeded++;
-        else summary.failed++;
+        else {
+          summary.failed++;
+          if (r.error.code === 'NO_SPACE') summary.noSpace = (summary.noSpace ?? 0) + 1;
+        }
         if (r.ok && opts.failedOnly) continue;
         await sink(formatResult(r, texts[i] ?? '', opts), r.ok);
       }
@@ -154,7 +160,10 @@ export async function importLines(
     const record = getRecord(store, collection);
     // The first batch is prepared here: an import of one batch starts no thread. A batch
     // the worker failed on, or that applyPrepared declines, is applied line by line.
-    const ready = opts.preparer!.prepare({ record, lines, action, dirty: opts.dirtyValues }, prepared++ === 0).catch(() => null);
+    // (a batch that will not fit on the disk is not prepared: its transaction refuses it)
+    const ready = hasRoom(store)
+      ? opts.preparer!.prepare({ record, lines, action, dirty: opts.dirtyValues }, prepared++ === 0).catch(() => null)
+      : Promise.resolve(null);
     const txn = (queued = Promise.all([ready, queued]).then(([p]) =>
       isolated(
         store,
@@ -162,11 +171,12 @@ export async function importLines(
         () => (p && applyPrepared(store, collection, p, lines, opts.hooks)) || applyBatch(store, collection, lineOps(lines, action, opts.dirtyValues), opts.hooks),
         () => lineOps(lines, action, opts.dirtyValues),
         opts.hooks,
+        lines.bytes.byteLength,
       ).then((r) => {
         // failures echo their line
         for (let i = 0; i < r.length; i++) if (!r[i]!.ok) entry.texts[i] = lineText(lines, i);
         return r;
-      }),
+      }).catch(unstored(lines.nos.length, (i) => (entry.texts[i] = lineText(lines, i)))),
     ));
     enqueue(entry, txn);
     if (inflight.length >= depth) await drain();
@@ -178,9 +188,14 @@ export async function importLines(
     let batchOps = ops;
     texts = [];
     ops = [];
-    if (opts.enrich) batchOps = await opts.enrich(batchOps);
+    if (opts.enrich && hasRoom(store)) batchOps = await opts.enrich(batchOps);
     const entry: (typeof inflight)[number] = { texts: batchTexts, done: undefined as unknown as Promise<OpResult[]> };
-    enqueue(entry, (queued = queued.then(() => isolated(store, collection, () => applyBatch(store, collection, batchOps, opts.hooks), () => batchOps, opts.hooks))));
+    enqueue(
+      entry,
+      (queued = queued.then(() =>
+        isolated(store, collection, () => applyBatch(store, collection, batchOps, opts.hooks), () => batchOps, opts.hooks, textBytes(batchTexts)).catch(unstored(batchOps.length, () => '')),
+      )),
+    );
     if (inflight.length >= depth) await drain();
   };
 
@@ -207,23 +222,59 @@ export async function importLines(
 /**
  * A batch's transaction, such that one line cannot fail the others: when the batch fails
  * on something other than a line's own error (a FathomError is a line's answer, or the
- * import's, such as a collection dropped meanwhile), its lines are applied again one
- * transaction each, and a line that still fails gets that failure as its result.
+ * import's, such as a collection dropped meanwhile, or the disk's: see unstored), its
+ * lines are applied again one transaction each, and a line that still fails gets that
+ * failure as its result.
  */
-async function isolated(store: Store, collection: string, batch: () => OpResult[], ops: () => BatchOp[], hooks: WriteHooks | undefined): Promise<OpResult[]> {
+async function isolated(store: Store, collection: string, batch: () => OpResult[], ops: () => BatchOp[], hooks: WriteHooks | undefined, bytes: number): Promise<OpResult[]> {
   try {
-    return (await store.env.childTransaction(batch)) as OpResult[];
+    return await transaction(store, batch, bytes);
   } catch (e) {
     if (isFathomError(e)) throw e;
   }
   return Promise.all(
     ops().map((op) =>
-      (store.env.childTransaction(() => applyBatch(store, collection, [op], hooks)) as Promise<OpResult[]>).then(
+      transaction(store, () => applyBatch(store, collection, [op], hooks)).then(
         (r) => r[0]!,
         (e): OpResult => ({ ok: false, error: isFathomError(e) ? e : new FathomError('UNPROCESSABLE', `this line could not be indexed: ${errorMessage(e)}`) }),
       ),
     ),
   );
+}
+
+/**
+ * A batch whose transaction found no room on the disk stored nothing: each of its `n`
+ * lines fails with that error (`echo(i)` keeps line i for the result), and the import goes
+ * on with the next batch, which may fit (space freed meanwhile, or a smaller batch).
+ * Any other failure still ends the import.
+ */
+function unstored(n: number, echo: (i: number) => unknown): (e: unknown) => OpResult[] {
+  return (e) => {
+    if (!isNoSpace(e)) throw e;
+    const results: OpResult[] = [];
+    for (let i = 0; i < n; i++) {
+      echo(i);
+      results.push({ ok: false, error: e });
+    }
+    return results;
+  };
+}
+
+/** Whether the disk takes another batch now (see diskfull.ts, transaction). */
+function hasRoom(store: Store): boolean {
+  try {
+    checkRoom(store, 0, 'importing');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** About the bytes of a batch's lines (their UTF-16 length: close enough for the room check). */
+function textBytes(texts: string[]): number {
+  let n = 0;
+  for (const t of texts) n += t.length;
+  return n;
 }
 
 /** Line i of a packed batch, as given (invalid UTF-8 replaced: it is only echoed). */

@@ -30,6 +30,7 @@ import type * as LmdbModule from 'lmdb';
 import { FORMAT_VERSION, LMDB_MAP_SIZE } from '../defaults.js';
 import { FathomError } from '../errors.js';
 import { docEncoder } from './doctext.js';
+import { checkRoomToCreate, flushed, installLmdbErrorHandling, noSpaceIn, settled, transaction } from './diskfull.js';
 
 // lmdb is loaded through its CommonJS build: one bundled file instead of a dozen ES modules,
 // which saves ~20 ms of module resolution and compilation on every cold `fathom` command.
@@ -132,6 +133,7 @@ export interface OpenOptions {
 
 /** Opens (and, when allowed, creates) a data directory. Fails with a clear message on anything else. */
 export function openStore(dir: string, opts: OpenOptions = {}): Store {
+  installLmdbErrorHandling();
   const create = opts.create ?? true;
   const readOnly = opts.readOnly ?? false;
   const abs = path.resolve(dir);
@@ -146,9 +148,12 @@ export function openStore(dir: string, opts: OpenOptions = {}): Store {
   }
   if (!st) {
     if (!create || readOnly) throw new FathomError('DATA_DIR', `data directory ${dir} does not exist`);
+    checkRoomToCreate(abs);
     try {
       mkdirp(abs);
     } catch (e) {
+      const full = noSpaceIn(e, path.dirname(abs), 'creating the data directory');
+      if (full) throw full;
       throw new FathomError('DATA_DIR', `cannot create data directory ${dir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
   } else {
@@ -162,6 +167,7 @@ export function openStore(dir: string, opts: OpenOptions = {}): Store {
     }
   }
   const fresh = !fs.existsSync(path.join(abs, DATA_FILE));
+  if (fresh && !readOnly && st) checkRoomToCreate(abs);
   let env: RootDatabase;
   try {
     env = open({
@@ -174,6 +180,8 @@ export function openStore(dir: string, opts: OpenOptions = {}): Store {
       // Writers await `env.flushed` before acknowledging (see ARCHITECTURE.md, durability).
     });
   } catch (e) {
+    const full = noSpaceIn(e, abs, 'creating the data directory');
+    if (full) throw full;
     throw new FathomError('DATA_DIR', `cannot open data directory ${dir}: ${(e as Error).message}`);
   }
   const db = <V = any, K extends Key = Key>(name: string, encoding: 'msgpack' | 'binary' | 'ordered-binary' = 'msgpack') =>
@@ -199,7 +207,11 @@ export function openStore(dir: string, opts: OpenOptions = {}): Store {
       aux: db('aux'),
       readBlob: (d, key) => d.getBinary(key) ?? undefined,
       readShared: sharedReader(),
-      close: () => env.close(),
+      // (a failed commit leaves lmdb-js waiting for a flush that never comes: see diskfull.ts)
+      close: async () => {
+        await settled(store);
+        return env.close();
+      },
     };
     if (opts.pinSnapshot) {
       const pinned = env.useReadTransaction();
@@ -210,9 +222,10 @@ export function openStore(dir: string, opts: OpenOptions = {}): Store {
         if (b === undefined) return d.getBinary(key) ?? undefined; // written after the pin
         return b.isGlobal ? Uint8Array.prototype.slice.call(b, 0, b.length) : b;
       };
-      store.close = (o) => {
+      store.close = async (o) => {
         pinned.done();
-        if (o?.exiting && readOnly) return Promise.resolve();
+        if (o?.exiting && readOnly) return;
+        await settled(store);
         return env.close();
       };
     }
@@ -228,7 +241,12 @@ export function openStore(dir: string, opts: OpenOptions = {}): Store {
       throw new FathomError('DATA_DIR', `${dir} is not a Fathom data directory (no format version)`);
     }
     if (!readOnly) {
-      store.meta.putSync('format', { version: FORMAT_VERSION, created_at: Math.floor(Date.now() / 1000) });
+      try {
+        store.meta.putSync('format', { version: FORMAT_VERSION, created_at: Math.floor(Date.now() / 1000) });
+      } catch (e) {
+        void env.close();
+        throw noSpaceIn(e, abs, 'creating the data directory') ?? e;
+      }
     }
   } else if (typeof format?.version !== 'number') {
     void env.close();
@@ -248,7 +266,12 @@ export function openStore(dir: string, opts: OpenOptions = {}): Store {
         /* the lock file may live elsewhere on some systems */
       }
     }
-    fs.mkdirSync(path.join(abs, 'models'), { recursive: true, mode: 0o700 });
+    try {
+      fs.mkdirSync(path.join(abs, 'models'), { recursive: true, mode: 0o700 });
+    } catch (e) {
+      void env.close();
+      throw noSpaceIn(e, abs, 'creating the data directory') ?? e;
+    }
   }
   return store;
 }
@@ -279,18 +302,19 @@ export function nextCounter(store: Store, name: string, start = 1): number {
 /**
  * Runs `fn` in a write transaction and resolves once it is committed and flushed to disk.
  *
- * lmdb-js batches queued async transactions into one LMDB commit; `childTransaction`
- * gives each callback its own nested transaction so that a throw rolls back exactly that
- * callback's writes (a plain `transaction` callback that throws would still commit what
- * it wrote). Waiting for `flushed` makes an acknowledged write survive a machine crash.
+ * lmdb-js batches queued async transactions into one LMDB commit; each callback gets its
+ * own nested transaction (diskfull.ts `transaction`), so that a throw rolls back exactly
+ * that callback's writes (a plain `transaction` callback that throws would still commit what
+ * it wrote). Waiting for the flush makes an acknowledged write survive a machine crash. A
+ * commit that cannot be written (a full disk: FathomError NO_SPACE) rejects, and stores nothing.
  */
 export async function write<T>(store: Store, fn: () => T): Promise<T> {
-  const result = (await store.env.childTransaction(fn as () => any)) as T;
-  await store.env.flushed;
+  const result = await transaction(store, fn);
+  await flushed(store);
   return result;
 }
 
-/** Like `write` but resolves when committed (visible), returning the flush promise separately. */
+/** Like `write` but resolves when committed (visible), before the flush. */
 export function writeQueued<T>(store: Store, fn: () => T): Promise<T> {
-  return store.env.childTransaction(fn as () => any) as Promise<T>;
+  return transaction(store, fn);
 }

@@ -26,6 +26,7 @@ function hnswlib(): HnswLib {
   return lib;
 }
 import type { Store } from '../storage/store.js';
+import { noSpaceIn, transaction } from '../storage/diskfull.js';
 import type { Field } from '../schema/schema.js';
 import { HNSW_DEFAULTS } from '../defaults.js';
 import { allVectors, changesSince, getVector, pruneLog, readEpoch } from './vecstore.js';
@@ -217,33 +218,55 @@ export class VectorIndex {
     }
   }
 
-  /** Writes the graph to disk (temporary file, then rename) and prunes the log it covers. */
+  /**
+   * Writes the graph to disk (temporary file, then rename), then its meta. On a full disk
+   * it throws NO_SPACE and leaves the last saved graph as it was (a graph is a cache: the next
+   * process catches up from the change log, or rebuilds).
+   */
   save(): void {
     if (!this.dirty) return;
     const { graph, meta } = this.files;
-    fs.mkdirSync(path.dirname(graph), { recursive: true, mode: 0o700 });
     const tmp = `${graph}.tmp-${process.pid}`;
-    this.index.writeIndexSync(tmp);
-    fs.renameSync(tmp, graph);
-    const m: GraphMeta = {
-      format: GRAPH_FORMAT,
-      epoch: this.epoch,
-      dims: this.dims,
-      space: this.space,
-      M: this.field.hnsw_params?.M ?? HNSW_DEFAULTS.M,
-      efC: this.field.hnsw_params?.ef_construction ?? HNSW_DEFAULTS.ef_construction,
-      deleted: [...this.deleted],
-    };
-    fs.writeFileSync(`${meta}.tmp-${process.pid}`, JSON.stringify(m));
-    fs.renameSync(`${meta}.tmp-${process.pid}`, meta);
+    const metaTmp = `${meta}.tmp-${process.pid}`;
+    try {
+      fs.mkdirSync(path.dirname(graph), { recursive: true, mode: 0o700 });
+      this.index.writeIndexSync(tmp);
+      // hnswlib does not check its writes: a short file means the disk filled up
+      if (fs.statSync(tmp).size < this.minimumFileSize()) throw Object.assign(new Error('the graph file was cut short'), { code: 'ENOSPC' });
+      const m: GraphMeta = {
+        format: GRAPH_FORMAT,
+        epoch: this.epoch,
+        dims: this.dims,
+        space: this.space,
+        M: this.field.hnsw_params?.M ?? HNSW_DEFAULTS.M,
+        efC: this.field.hnsw_params?.ef_construction ?? HNSW_DEFAULTS.ef_construction,
+        deleted: [...this.deleted],
+      };
+      fs.writeFileSync(metaTmp, JSON.stringify(m));
+      fs.renameSync(tmp, graph);
+      fs.renameSync(metaTmp, meta);
+    } catch (e) {
+      fs.rmSync(tmp, { force: true });
+      fs.rmSync(metaTmp, { force: true });
+      throw noSpaceIn(e, this.store.dir, 'saving a vector graph') ?? e;
+    }
     this.savedEpoch = this.epoch;
+  }
+
+  /**
+   * A size hnswlib's file of this graph cannot be below: its 96-byte header, then each
+   * element's vector and label (the links come on top; a file cut short among them fails
+   * to load and is rebuilt).
+   */
+  private minimumFileSize(): number {
+    return 96 + this.index.getCurrentCount() * (this.dims * 4 + 8);
   }
 
   /** Log entries this saved graph covers can go (other processes rebuild if they were further behind). */
   prune(): Promise<void> {
     const upTo = this.savedEpoch;
     if (upTo <= 0) return Promise.resolve();
-    return this.store.env.childTransaction(() => pruneLog(this.store, this.collId, this.field.id, upTo)) as Promise<void>;
+    return transaction(this.store, () => pruneLog(this.store, this.collId, this.field.id, upTo));
   }
 }
 

@@ -1,18 +1,26 @@
 /**
  * Operations: health, metrics, stats and version.
+ *
+ * `/health` and `/debug` report a full disk (storage/diskfull.ts): `/health` as
+ * `{"ok": true, "resource_error": "OUT_OF_DISK"}`, `/debug` with the free space and the last
+ * write that failed for lack of it.
  */
 import type { FastifyInstance } from 'fastify';
 import { VERSION } from '../../version.js';
+import { diskStatus } from '../../storage/diskfull.js';
 import type { ServerContext } from '../context.js';
 import { systemMetrics } from '../stats.js';
 
 export function opsRoutes(app: FastifyInstance, ctx: ServerContext, isHealthy: () => boolean): void {
   // No key needed: load balancers probe it. Hot in the benchmark as the HTTP ceiling.
+  // A full disk fails writes but not reads, so the server stays `ok` and says why writes
+  // fail in the reference's own field (`resource_error`); clients read `ok`.
   app.get('/health', (_req, reply) => {
-    if (isHealthy()) void reply.type('application/json; charset=utf-8').send('{"ok":true}');
-    else void reply.code(503).type('application/json; charset=utf-8').send('{"ok":false}');
+    if (!isHealthy()) void reply.code(503).type('application/json; charset=utf-8').send('{"ok":false}');
+    else if (diskStatus(ctx.engine.dir).full) void reply.type('application/json; charset=utf-8').send('{"ok":true,"resource_error":"OUT_OF_DISK"}');
+    else void reply.type('application/json; charset=utf-8').send('{"ok":true}');
   });
   app.get('/metrics.json', { config: { auth: { action: 'metrics.json:list' } } }, async () => systemMetrics(ctx.engine.dir));
   app.get('/stats.json', { config: { auth: { action: 'stats.json:list' } } }, async () => ctx.stats.snapshot());
-  app.get('/debug', { config: { auth: { action: 'debug:list' } } }, async () => ({ state: 1, version: VERSION }));
+  app.get('/debug', { config: { auth: { action: 'debug:list' } } }, async () => ({ state: 1, version: VERSION, disk: diskStatus(ctx.engine.dir) }));
 }
