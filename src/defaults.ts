@@ -187,6 +187,19 @@ export const SERVER_DEFAULTS = {
 } as const;
 
 // ---------------------------------------------------------------------------
+// Operations (/operations/*)
+// ---------------------------------------------------------------------------
+
+export const OPERATIONS_DEFAULTS = {
+  /**
+   * Compaction waits this long (ms) for the requests in flight to finish before it swaps the
+   * compacted file in; if they have not, nothing is swapped and the answer says so (503).
+   * Long imports are the usual reason. Range 100..600_000.
+   */
+  quietTimeoutMs: 10_000,
+} as const;
+
+// ---------------------------------------------------------------------------
 // API keys
 // ---------------------------------------------------------------------------
 

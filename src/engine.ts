@@ -37,6 +37,7 @@ import { evictStore, readState } from './index/manifest.js';
 import { project, type Projection } from './io/project.js';
 import { parseCacheParams, parseSearchParams, type RawParams, type SearchParams } from './query/params.js';
 import { SearchCache } from './search/cache.js';
+import { snapshot } from './storage/copy.js';
 import type { SearchScope } from './search/scope.js';
 import { embeddingNeeds, filterSeqs, search, type EmbeddingNeed, type SearchResponse } from './search/search.js';
 import { deleteStopwords, getStopwords, listStopwords, putStopwords, type StopwordSet } from './stopwords/stopwords.js';
@@ -62,9 +63,11 @@ export interface WriteOptions {
 export class Engine {
   readonly store: Store;
   readonly merges: 'worker' | 'inline' | 'off';
-  private readonly merger: Merger;
+  private merger: Merger;
   /** Prepares import batches ahead of their transactions (a worker thread, started on demand). */
   private readonly preparer = new Preparer();
+  /** Between suspend and resume: the environment may be closed, background work waits. */
+  private suspended = false;
   /** Answers of `use_cache` searches (search/cache.ts). */
   private readonly searchCache: SearchCache<SearchResponse>;
   private hooks: WriteHooks = vectorHooks;
@@ -444,6 +447,12 @@ export class Engine {
     const tick = () => {
       this.vectorTimer = null;
       if (this.closed) return;
+      if (this.suspended) {
+        // the environment may be closed: look again later
+        this.vectorTimer = setTimeout(tick, 50);
+        this.vectorTimer.unref();
+        return;
+      }
       let pending = false;
       for (const name of this.vectorQueue) {
         try {
@@ -496,6 +505,45 @@ export class Engine {
   /** Resolves when queued background merges are done (end of an import, tests, shutdown). */
   idle(): Promise<void> {
     return this.merger.idle();
+  }
+
+  // -------------------------------------------------------------------------
+  // Operations
+  // -------------------------------------------------------------------------
+
+  /** A compacted point-in-time copy of the data directory into a new or empty directory. */
+  snapshot(target: unknown): Promise<{ dir: string; bytes: number }> {
+    return snapshot(this.store, target);
+  }
+
+  /** Forgets every cached search answer of this process. */
+  clearCache(): void {
+    this.searchCache.clear();
+  }
+
+  /** The environment's last committed transaction (any process): unchanged means nothing was written. */
+  lastTxnId(): number {
+    return (this.store.env.getStats() as { lastTxnId: number }).lastTxnId;
+  }
+
+  /**
+   * Stops this engine's writers so that the environment can be closed: the merge thread
+   * ends (after its merge in progress), vector maintenance waits, and new transactions are
+   * held until `resume`; resolves once those already started are flushed.
+   */
+  async suspend(): Promise<void> {
+    if (this.suspended) return;
+    this.suspended = true;
+    await this.merger.close();
+    await this.store.hold();
+  }
+
+  /** Lets writes go again (after the environment was reopened, if it was closed). */
+  resume(): void {
+    if (!this.suspended) return;
+    this.merger = new Merger(this.store, this.merges === 'worker');
+    this.suspended = false;
+    this.store.release();
   }
 
   /** Merges a collection's segments into one. */

@@ -14,6 +14,7 @@ import type { Store } from '../storage/store.js';
 import { purgeExpiredConversations } from '../conversation/history.js';
 import { buildApp, type AppOptions } from './app.js';
 import type { LogLevel } from './log.js';
+import type { ServerContext } from './context.js';
 
 export interface ServeOptions {
   dataDir: string;
@@ -40,6 +41,8 @@ export interface RunningServer {
   /** `http://host:port` for clients on this machine. */
   url: string;
   engine: Engine;
+  /** What the routes share (the engine, the door, the importer...). */
+  context: ServerContext;
   /** Graceful stop; safe to call more than once. */
   stop(): Promise<void>;
 }
@@ -51,6 +54,10 @@ export interface ProcessRole {
   afterWrite?: (collection: string) => void;
   /** Purge expired `autodelete` keys on a timer (one process of a cluster does). */
   purgeKeys?: boolean;
+  /** How `/operations/db/compact` runs (default: this process alone). */
+  compact?: AppOptions['compact'];
+  /** How `/operations/vote` runs (default: a single node). */
+  vote?: AppOptions['vote'];
 }
 
 /** Periodically deletes expired keys that have `autodelete`, and expired conversations. Returns a canceller. */
@@ -74,7 +81,7 @@ export async function ensureFirstKey(store: Store, apiKey: string | undefined): 
 
 export async function startServer(opts: ServeOptions, role: ProcessRole = {}): Promise<RunningServer> {
   const engine = Engine.open(opts.dataDir, { ...(role.engine ?? { merges: 'worker' }), searchCacheEntries: opts.cacheNumEntries });
-  const { app, setHealthy } = buildApp({
+  const { app, ctx, setHealthy } = buildApp({
     engine,
     apiKey: opts.apiKey,
     enableCors: opts.enableCors,
@@ -82,6 +89,8 @@ export async function startServer(opts: ServeOptions, role: ProcessRole = {}): P
     logStream: opts.logStream,
     role: role.role,
     afterWrite: role.afterWrite,
+    compact: role.compact,
+    vote: role.vote,
     ...opts.limits,
   });
   const cancelPurge = role.purgeKeys === false ? () => {} : schedulePurge(engine.store, (e) => app.log.error({ err: e }, 'purging expired keys failed'));
@@ -123,5 +132,5 @@ export async function startServer(opts: ServeOptions, role: ProcessRole = {}): P
         app.log.info('stopped');
       }
     })());
-  return { address, port, url: `http://${host}:${port}`, engine, stop };
+  return { address, port, url: `http://${host}:${port}`, engine, context: ctx, stop };
 }
