@@ -37,6 +37,9 @@ import { evictStore, readState } from './index/manifest.js';
 import { project, type Projection } from './io/project.js';
 import { parseCacheParams, parseSearchParams, type RawParams, type SearchParams } from './query/params.js';
 import { SearchCache } from './search/cache.js';
+import { commit, isReplicated } from './cluster/command.js';
+import { replicatedImport } from './cluster/import.js';
+import { currentCommand } from './clock.js';
 import { snapshot } from './storage/copy.js';
 import type { SearchScope } from './search/scope.js';
 import { embeddingNeeds, filterSeqs, search, type EmbeddingNeed, type SearchResponse } from './search/search.js';
@@ -134,7 +137,8 @@ export class Engine {
   // -------------------------------------------------------------------------
 
   createCollection(schema: unknown): Promise<CollectionInfo> {
-    return createCollection(this.store, schema, (valid) => resolveEmbedFields(valid.fields, this.embedEnv));
+    // (each node fetches the embedding models into its own directory as it applies this)
+    return commit(this.store, { op: 'collection.create', schema }, () => createCollection(this.store, schema, (valid) => resolveEmbedFields(valid.fields, this.embedEnv)));
   }
 
   /** Where embedding models live and come from. */
@@ -147,11 +151,13 @@ export class Engine {
   getCollection(name: string): CollectionInfo {
     return describeCollection(this.store, getRecord(this.store, name));
   }
-  async deleteCollection(name: string): Promise<CollectionInfo> {
-    const id = getRecord(this.store, name).id;
-    const info = await deleteCollection(this.store, name);
-    forgetGraphs(this.store, id);
-    return info;
+  deleteCollection(name: string): Promise<CollectionInfo> {
+    return commit(this.store, { op: 'collection.delete', name }, async () => {
+      const id = getRecord(this.store, name).id;
+      const info = await deleteCollection(this.store, name);
+      forgetGraphs(this.store, id);
+      return info;
+    });
   }
 
   /** PATCH: add or drop fields; every document is re-checked and the index rebuilt. */
@@ -159,8 +165,10 @@ export class Engine {
     if (isPlainObject(body) && Array.isArray(body.fields) && body.fields.some((f) => isPlainObject(f) && f.embed !== undefined && f.drop !== true)) {
       throw new FathomError('BAD_SCHEMA', 'an embedding field cannot be added to an existing collection; create a new collection with it and import the documents again');
     }
-    const r = await write(this.store, () => alterCollection(this.store, name, body, this.hooks));
-    return { fields: r.fields };
+    return commit(this.store, { op: 'collection.update', name, body }, async () => {
+      const r = await write(this.store, () => alterCollection(this.store, name, body, this.hooks));
+      return { fields: r.fields };
+    });
   }
 
   // -------------------------------------------------------------------------
@@ -171,15 +179,17 @@ export class Engine {
    * Points an alias at a collection. Collections whose references go through the alias
    * are re-resolved against the new collection (their stored internal ids change).
    */
-  async upsertAlias(name: string, body: unknown): Promise<AliasRecord> {
-    const before = this.store.aliases.get(name);
-    const rec = await upsertAlias(this.store, name, body);
-    if (before !== undefined && before !== rec.collection_name) {
-      for (const r of referencingCollections(this.store, name)) {
-        await write(this.store, () => rebuildIndex(this.store, copyRecord(getRecord(this.store, r.name)), this.hooks));
+  upsertAlias(name: string, body: unknown): Promise<AliasRecord> {
+    return commit(this.store, { op: 'alias.upsert', name, body }, async () => {
+      const before = this.store.aliases.get(name);
+      const rec = await upsertAlias(this.store, name, body);
+      if (before !== undefined && before !== rec.collection_name) {
+        for (const r of referencingCollections(this.store, name)) {
+          await write(this.store, () => rebuildIndex(this.store, copyRecord(getRecord(this.store, r.name)), this.hooks));
+        }
       }
-    }
-    return rec;
+      return rec;
+    });
   }
   getAlias(name: string): AliasRecord {
     return getAlias(this.store, name);
@@ -188,7 +198,7 @@ export class Engine {
     return listAliases(this.store);
   }
   deleteAlias(name: string): Promise<AliasRecord> {
-    return deleteAlias(this.store, name);
+    return commit(this.store, { op: 'alias.delete', name }, () => deleteAlias(this.store, name));
   }
 
   // -------------------------------------------------------------------------
@@ -197,8 +207,22 @@ export class Engine {
 
   /** Applies a batch of operations in one transaction (embedding fields are computed first). */
   async writeBatch(collection: string, ops: BatchOp[], remote: RemoteEmbeddingOptions = {}): Promise<OpResult[]> {
-    const ready = await enrichOps(this.store, collection, ops, this.embedEnv, remote);
-    const results = await write(this.store, () => applyBatch(this.store, collection, ready, this.hooks));
+    return this.commitOps(collection, await this.prepareOps(collection, ops, remote));
+  }
+
+  /** Computes a batch's embedding fields: here, once, by the node that received the write (a command carries the vectors). */
+  prepareOps(collection: string, ops: BatchOp[], remote: RemoteEmbeddingOptions = {}): Promise<BatchOp[]> {
+    return enrichOps(this.store, collection, ops, this.embedEnv, remote);
+  }
+
+  /** Writes prepared operations (a replicated write on a cluster node). */
+  commitOps(collection: string, ready: BatchOp[]): Promise<OpResult[]> {
+    return commit(this.store, { op: 'docs.write', collection, ops: ready }, () => this.applyOps(collection, ready));
+  }
+
+  /** Applies ready operations (embeddings computed) in one transaction. */
+  async applyOps(collection: string, ops: BatchOp[]): Promise<OpResult[]> {
+    const results = await write(this.store, () => applyBatch(this.store, collection, ops, this.hooks));
     this.afterWrite(collection);
     return results;
   }
@@ -247,6 +271,8 @@ export class Engine {
     opts: ImportOptions,
     sink: ResultSink,
   ): Promise<ImportSummary> {
+    // a cluster node's import is a series of replicated batches
+    if (isReplicated(this.store) && !currentCommand()) return replicatedImport(this, collection, source, opts, sink);
     let batches = 0;
     const summary = await importLines(
       this.store,
@@ -403,7 +429,7 @@ export class Engine {
   // -------------------------------------------------------------------------
 
   putStopwords(name: string, body: unknown): Promise<StopwordSet> {
-    return putStopwords(this.store, name, body);
+    return commit(this.store, { op: 'stopwords.put', name, body }, () => putStopwords(this.store, name, body));
   }
   getStopwords(name: string): StopwordSet {
     return getStopwords(this.store, name);
@@ -412,7 +438,7 @@ export class Engine {
     return listStopwords(this.store);
   }
   deleteStopwords(name: string): Promise<{ id: string }> {
-    return deleteStopwords(this.store, name);
+    return commit(this.store, { op: 'stopwords.delete', name }, () => deleteStopwords(this.store, name));
   }
 
   // -------------------------------------------------------------------------

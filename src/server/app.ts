@@ -73,6 +73,12 @@ export interface AppOptions {
   compact?: (ctx: ServerContext) => Promise<CompactReport>;
   /** Moves leadership (default: a single node, which answers `{success: false}`). */
   vote?: () => Promise<{ success: boolean }>;
+  /** Extra health condition (a cluster node: caught up with the stream). */
+  healthy?: () => boolean;
+  /** Role and replication state for /debug (a cluster node). */
+  clusterState?: () => Record<string, unknown>;
+  /** Run HTTP imports in a thread of their own (default true; a cluster node publishes them from this thread). */
+  importThread?: boolean;
 }
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -132,8 +138,9 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
     // one compaction at a time
     compact: () => (compacting = compacting.catch(() => undefined).then(() => (opts.compact ? opts.compact(ctx) : compact(engine, [processParticipant(ctx, 1)])))),
     vote: opts.vote ?? (async () => ({ success: false })),
+    ...(opts.clusterState ? { clusterState: opts.clusterState } : {}),
   };
-  ctx.importer = new Importer(engine, ctx.afterWrite);
+  ctx.importer = new Importer(engine, ctx.afterWrite, opts.importThread ?? true);
   app.addHook('onClose', async () => ctx.importer.close());
   let healthy = true;
 
@@ -195,7 +202,7 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
     table.set(r.url, set);
   });
 
-  opsRoutes(app, ctx, () => healthy);
+  opsRoutes(app, ctx, () => healthy && (opts.healthy?.() ?? true));
   operationRoutes(app, ctx);
   collectionRoutes(app, ctx);
   documentRoutes(app, ctx);

@@ -28,7 +28,6 @@ import { FathomError } from '../errors.js';
 import { copyEnvironment, dataFileBytes, removeStaleCopies, swapDataFile } from '../storage/copy.js';
 import { OPERATIONS_DEFAULTS } from '../defaults.js';
 import type { ServerContext } from './context.js';
-import { Importer } from './importer.js';
 
 /** One process (or the orchestrator itself) taking part in a compaction. */
 export interface Participant {
@@ -62,7 +61,7 @@ const COPIES_WHILE_WRITING = 2;
 export function processParticipant(ctx: ServerContext, except: number, quietMs = OPERATIONS_DEFAULTS.quietTimeoutMs): Participant {
   const goOn = () => {
     ctx.engine.resume();
-    ctx.importer = new Importer(ctx.engine, ctx.afterWrite);
+    ctx.importer = ctx.importer.fresh();
     ctx.gate.open();
   };
   return {

@@ -31,6 +31,10 @@ import { FORMAT_VERSION, LMDB_MAP_SIZE } from '../defaults.js';
 import { FathomError } from '../errors.js';
 import { docEncoder } from './doctext.js';
 import { checkRoomToCreate, flushed, installLmdbErrorHandling, noSpaceIn, settled, transaction } from './diskfull.js';
+import { currentCommand } from '../clock.js';
+
+/** `meta` key of the last replicated command this directory has applied (src/cluster). */
+export const APPLIED_KEY = 'cluster_applied_seq';
 
 // lmdb is loaded through its CommonJS build: one bundled file instead of a dozen ES modules,
 // which saves ~20 ms of module resolution and compilation on every cold `fathom` command.
@@ -330,8 +334,19 @@ function writeGate(store: Store): void {
   const transact = async <T>(fn: () => T, bytes = 0): Promise<T> => {
     while (held) await held;
     running++;
+    // A replicated command's transactions record its sequence with its effects, so a node
+    // that restarts resumes after exactly the commands it applied (src/cluster).
+    const cmd = currentCommand();
+    const body = cmd
+      ? () => {
+          const r = fn();
+          const prev = (store.meta.get(APPLIED_KEY) as number | undefined) ?? 0;
+          if (cmd.seq > prev) store.meta.put(APPLIED_KEY, cmd.seq);
+          return r;
+        }
+      : fn;
     try {
-      return await transaction(store, fn, bytes);
+      return await transaction(store, body, bytes);
     } finally {
       finished();
     }
