@@ -12,6 +12,7 @@ import { searchCommand } from '../commands/search.js';
 import { stopwordsCommand } from '../commands/stopwords.js';
 import { serveCommand } from '../commands/serve.js';
 import { keysCommand } from '../commands/keys.js';
+import { snapshotCommand } from '../commands/snapshot.js';
 import { exploreCommand } from '../commands/explore.js';
 import { conversationsCommand } from '../commands/conversations.js';
 import { askCommand } from '../commands/ask.js';
@@ -50,7 +51,7 @@ export async function main(argv: string[]): Promise<number> {
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
 
-  const commands = [collectionsCommand(run), importCommand(run), exportCommand(run), documentsCommand(run), searchCommand(run), stopwordsCommand(run), exploreCommand(run), serveCommand(run), keysCommand(run), conversationsCommand(run), askCommand(run)];
+  const commands = [collectionsCommand(run), importCommand(run), exportCommand(run), documentsCommand(run), searchCommand(run), stopwordsCommand(run), exploreCommand(run), serveCommand(run), keysCommand(run), conversationsCommand(run), askCommand(run), snapshotCommand(run)];
   for (const c of commands) {
     program.addCommand(c);
     // every level: `fathom conversations models create` is three deep

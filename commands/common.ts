@@ -27,7 +27,17 @@ export function withDataDir(cmd: Command): Command {
 
 export async function openEngine(dataDir: string, opts: EngineOptions = {}): Promise<Engine> {
   const { Engine } = await import('../src/engine.js');
-  return Engine.open(dataDir, opts);
+  const engine = Engine.open(dataDir, opts);
+  // A cluster node's directory changes only through the cluster's stream: the CLI reads it
+  // and refuses to write it (a write here would exist on this node alone).
+  const cluster = engine.store.meta.get('cluster_stream') as { name: string; node?: string } | undefined;
+  if (cluster) {
+    const { replicateThrough } = await import('../src/cluster/command.js');
+    replicateThrough(engine.store, async () => {
+      throw new FathomError('CONFLICT', `${dataDir} is the data directory of cluster node ${cluster.node ?? '?'} (stream ${cluster.name}): write through the cluster's HTTP API`);
+    });
+  }
+  return engine;
 }
 
 /**

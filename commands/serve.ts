@@ -7,7 +7,7 @@
  */
 import os from 'node:os';
 import { Command, Option } from 'commander';
-import { SEARCH_CACHE_ENTRIES, SERVER_DEFAULTS, SERVE_DEFAULTS } from '../src/defaults.js';
+import { CLUSTER_DEFAULTS, SEARCH_CACHE_ENTRIES, SERVER_DEFAULTS, SERVE_DEFAULTS } from '../src/defaults.js';
 import { parseChoice, parseIntOption, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -24,6 +24,12 @@ interface Opts {
   enableSearchAnalytics?: boolean;
   analyticsDir?: string;
   analyticsFlushInterval?: number;
+  cluster?: string;
+  nodeName?: string;
+  healthyReadLag: number;
+  clusterReplicas: number;
+  clusterSnapshotEvery: number;
+  clusterSnapshotKeep: number;
 }
 
 export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>): Command {
@@ -46,7 +52,25 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
     )
     .option('--enable-search-analytics', 'accepted for compatibility; analytics are not implemented yet')
     .option('--analytics-dir <dir>', 'accepted for compatibility; analytics are not implemented yet')
-    .addOption(new Option('--analytics-flush-interval <seconds>', 'accepted for compatibility').argParser(parseIntOption('analytics-flush-interval', 60, 86_400 * 365)));
+    .addOption(new Option('--analytics-flush-interval <seconds>', 'accepted for compatibility').argParser(parseIntOption('analytics-flush-interval', 60, 86_400 * 365)))
+    .option('--cluster <urls>', 'join a cluster replicated through NATS JetStream: comma-separated NATS URLs, this node\'s own server first')
+    .option('--node-name <name>', 'this node\'s name in the cluster (default: the host name and port)')
+    .addOption(
+      new Option('--healthy-read-lag <n>', 'commands behind the stream beyond which /health answers {"ok": false}')
+        .argParser(parseIntOption('healthy-read-lag', 0, 1e9))
+        .default(CLUSTER_DEFAULTS.healthyLag),
+    )
+    .addOption(new Option('--cluster-replicas <n>', 'copies JetStream keeps of the stream (a write needs a majority)').argParser(parseIntOption('cluster-replicas', 1, 5)).default(CLUSTER_DEFAULTS.replicas))
+    .addOption(
+      new Option('--cluster-snapshot-every <n>', 'the leader stores a snapshot in JetStream every this many commands, and trims the stream before it')
+        .argParser(parseIntOption('cluster-snapshot-every', 10, 1e9))
+        .default(CLUSTER_DEFAULTS.snapshotEvery),
+    )
+    .addOption(
+      new Option('--cluster-snapshot-keep <n>', 'commands kept in the stream before the latest snapshot')
+        .argParser(parseIntOption('cluster-snapshot-keep', 0, 1e9))
+        .default(CLUSTER_DEFAULTS.keepAfterSnapshot),
+    );
   withDataDir(cmd);
   cmd.action((opts: Opts) =>
     run(async () => {
@@ -57,7 +81,13 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
       }
       const { ensureFirstKey, startServer } = await import('../src/server/serve.js');
       if (opts.apiKey !== undefined && opts.apiKey.trim() === '') throw new UsageError('--api-key must not be empty');
-      const generated = await withEngine(opts.dataDir, (e) => ensureFirstKey(e.store, opts.apiKey), { merges: 'off' });
+      if (opts.cluster !== undefined) {
+        // a key made here would exist on this node alone: a cluster starts with a bootstrap key
+        if (!opts.apiKey) throw new UsageError('--cluster needs --api-key (the same bootstrap key on every node); create other keys through the API');
+        if (opts.processes > 1) throw new UsageError('a cluster node runs one server process: leave out --processes or give 1 (add nodes to serve more searches)');
+        opts.processes = 1;
+      }
+      const generated = opts.cluster !== undefined ? undefined : await withEngine(opts.dataDir, (e) => ensureFirstKey(e.store, opts.apiKey), { merges: 'off' });
       if (generated) {
         process.stderr.write(
           `No --api-key given and no keys in ${opts.dataDir}: created an admin key. It is shown only this once; keep it safe:\n\n    ${generated}\n\n`,
@@ -75,6 +105,18 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
         enableCors: opts.enableCors,
         logLevel: opts.logLevel,
         cacheNumEntries: opts.cacheNumEntries,
+        ...(opts.cluster !== undefined
+          ? {
+              cluster: {
+                servers: opts.cluster.split(',').map((u) => u.trim()).filter(Boolean),
+                nodeName: opts.nodeName ?? `${os.hostname()}-${opts.apiPort}`,
+                healthyLag: opts.healthyReadLag,
+                replicas: opts.clusterReplicas,
+                snapshotEvery: opts.clusterSnapshotEvery,
+                keepAfterSnapshot: opts.clusterSnapshotKeep,
+              },
+            }
+          : {}),
       };
       let stop: () => Promise<void>;
       let done: Promise<void>;

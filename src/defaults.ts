@@ -187,6 +187,52 @@ export const SERVER_DEFAULTS = {
 } as const;
 
 // ---------------------------------------------------------------------------
+// Operations (/operations/*)
+// ---------------------------------------------------------------------------
+
+export const OPERATIONS_DEFAULTS = {
+  /**
+   * Compaction waits this long (ms) for the requests in flight to finish before it swaps the
+   * compacted file in; if they have not, nothing is swapped and the answer says so (503).
+   * Long imports are the usual reason. Range 100..600_000.
+   */
+  quietTimeoutMs: 10_000,
+} as const;
+
+// ---------------------------------------------------------------------------
+// Cluster (fathom serve --cluster; src/cluster)
+// ---------------------------------------------------------------------------
+
+export const CLUSTER_DEFAULTS = {
+  /** JetStream stream holding the cluster's commands (subject `<stream>.log`); its snapshots go to the object store `<stream>_snapshots`. */
+  stream: 'FATHOM',
+  /** Copies JetStream keeps of the stream and the snapshots; a write needs a majority of them. Range 1..5 (1 only for trying it out). */
+  replicas: 3,
+  /** A node more than this many commands behind the stream answers /health with `{"ok": false}` (the reference's healthy-read-lag). */
+  healthyLag: 1000,
+  /** The leader stores a snapshot every this many commands and purges the stream before it. Range 100.. */
+  snapshotEvery: 10_000,
+  /** Commands kept in the stream before the latest snapshot, so a node down for a while catches up from the stream. */
+  keepAfterSnapshot: 10_000,
+  /** Give up joining (NATS unreachable, JetStream not answering) after this long, ms. */
+  joinTimeoutMs: 60_000,
+  /** A write's publish is retried (same id, de-duplicated) for this long before 503, ms. */
+  publishTimeoutMs: 10_000,
+  /** One publish attempt's wait for JetStream's acknowledgement, ms. */
+  publishAttemptMs: 3_000,
+  /** A write acknowledged by JetStream but not applied on its node within this long answers 503 (it is applied later), ms. */
+  applyTimeoutMs: 60_000,
+  /** How often a node reads the stream's state (leader, last sequence) and considers a snapshot, ms. */
+  watchIntervalMs: 1_000,
+  /** A node behind the stream that applied nothing for this long reads the stream again, ms (a reader whose NATS server died). */
+  stallMs: 3_000,
+  /** How long one pull for more commands waits on the server, ms (its heartbeats come at half of it). */
+  readerExpiresMs: 5_000,
+  /** A write this node published but has not applied after this long, with nothing applied meanwhile, makes the node read the stream again, ms. */
+  kickAfterMs: 1_000,
+} as const;
+
+// ---------------------------------------------------------------------------
 // API keys
 // ---------------------------------------------------------------------------
 

@@ -37,6 +37,10 @@ import { evictStore, readState } from './index/manifest.js';
 import { project, type Projection } from './io/project.js';
 import { parseCacheParams, parseSearchParams, type RawParams, type SearchParams } from './query/params.js';
 import { SearchCache } from './search/cache.js';
+import { commit, isReplicated } from './cluster/command.js';
+import { replicatedImport } from './cluster/import.js';
+import { currentCommand } from './clock.js';
+import { snapshot } from './storage/copy.js';
 import type { SearchScope } from './search/scope.js';
 import { embeddingNeeds, filterSeqs, search, type EmbeddingNeed, type SearchResponse } from './search/search.js';
 import { deleteStopwords, getStopwords, listStopwords, putStopwords, type StopwordSet } from './stopwords/stopwords.js';
@@ -62,9 +66,11 @@ export interface WriteOptions {
 export class Engine {
   readonly store: Store;
   readonly merges: 'worker' | 'inline' | 'off';
-  private readonly merger: Merger;
+  private merger: Merger;
   /** Prepares import batches ahead of their transactions (a worker thread, started on demand). */
   private readonly preparer = new Preparer();
+  /** Between suspend and resume: the environment may be closed, background work waits. */
+  private suspended = false;
   /** Answers of `use_cache` searches (search/cache.ts). */
   private readonly searchCache: SearchCache<SearchResponse>;
   private hooks: WriteHooks = vectorHooks;
@@ -131,7 +137,8 @@ export class Engine {
   // -------------------------------------------------------------------------
 
   createCollection(schema: unknown): Promise<CollectionInfo> {
-    return createCollection(this.store, schema, (valid) => resolveEmbedFields(valid.fields, this.embedEnv));
+    // (each node fetches the embedding models into its own directory as it applies this)
+    return commit(this.store, { op: 'collection.create', schema }, () => createCollection(this.store, schema, (valid) => resolveEmbedFields(valid.fields, this.embedEnv)));
   }
 
   /** Where embedding models live and come from. */
@@ -144,11 +151,13 @@ export class Engine {
   getCollection(name: string): CollectionInfo {
     return describeCollection(this.store, getRecord(this.store, name));
   }
-  async deleteCollection(name: string): Promise<CollectionInfo> {
-    const id = getRecord(this.store, name).id;
-    const info = await deleteCollection(this.store, name);
-    forgetGraphs(this.store, id);
-    return info;
+  deleteCollection(name: string): Promise<CollectionInfo> {
+    return commit(this.store, { op: 'collection.delete', name }, async () => {
+      const id = getRecord(this.store, name).id;
+      const info = await deleteCollection(this.store, name);
+      forgetGraphs(this.store, id);
+      return info;
+    });
   }
 
   /** PATCH: add or drop fields; every document is re-checked and the index rebuilt. */
@@ -156,8 +165,10 @@ export class Engine {
     if (isPlainObject(body) && Array.isArray(body.fields) && body.fields.some((f) => isPlainObject(f) && f.embed !== undefined && f.drop !== true)) {
       throw new FathomError('BAD_SCHEMA', 'an embedding field cannot be added to an existing collection; create a new collection with it and import the documents again');
     }
-    const r = await write(this.store, () => alterCollection(this.store, name, body, this.hooks));
-    return { fields: r.fields };
+    return commit(this.store, { op: 'collection.update', name, body }, async () => {
+      const r = await write(this.store, () => alterCollection(this.store, name, body, this.hooks));
+      return { fields: r.fields };
+    });
   }
 
   // -------------------------------------------------------------------------
@@ -168,15 +179,17 @@ export class Engine {
    * Points an alias at a collection. Collections whose references go through the alias
    * are re-resolved against the new collection (their stored internal ids change).
    */
-  async upsertAlias(name: string, body: unknown): Promise<AliasRecord> {
-    const before = this.store.aliases.get(name);
-    const rec = await upsertAlias(this.store, name, body);
-    if (before !== undefined && before !== rec.collection_name) {
-      for (const r of referencingCollections(this.store, name)) {
-        await write(this.store, () => rebuildIndex(this.store, copyRecord(getRecord(this.store, r.name)), this.hooks));
+  upsertAlias(name: string, body: unknown): Promise<AliasRecord> {
+    return commit(this.store, { op: 'alias.upsert', name, body }, async () => {
+      const before = this.store.aliases.get(name);
+      const rec = await upsertAlias(this.store, name, body);
+      if (before !== undefined && before !== rec.collection_name) {
+        for (const r of referencingCollections(this.store, name)) {
+          await write(this.store, () => rebuildIndex(this.store, copyRecord(getRecord(this.store, r.name)), this.hooks));
+        }
       }
-    }
-    return rec;
+      return rec;
+    });
   }
   getAlias(name: string): AliasRecord {
     return getAlias(this.store, name);
@@ -185,7 +198,7 @@ export class Engine {
     return listAliases(this.store);
   }
   deleteAlias(name: string): Promise<AliasRecord> {
-    return deleteAlias(this.store, name);
+    return commit(this.store, { op: 'alias.delete', name }, () => deleteAlias(this.store, name));
   }
 
   // -------------------------------------------------------------------------
@@ -194,8 +207,22 @@ export class Engine {
 
   /** Applies a batch of operations in one transaction (embedding fields are computed first). */
   async writeBatch(collection: string, ops: BatchOp[], remote: RemoteEmbeddingOptions = {}): Promise<OpResult[]> {
-    const ready = await enrichOps(this.store, collection, ops, this.embedEnv, remote);
-    const results = await write(this.store, () => applyBatch(this.store, collection, ready, this.hooks));
+    return this.commitOps(collection, await this.prepareOps(collection, ops, remote));
+  }
+
+  /** Computes a batch's embedding fields: here, once, by the node that received the write (a command carries the vectors). */
+  prepareOps(collection: string, ops: BatchOp[], remote: RemoteEmbeddingOptions = {}): Promise<BatchOp[]> {
+    return enrichOps(this.store, collection, ops, this.embedEnv, remote);
+  }
+
+  /** Writes prepared operations (a replicated write on a cluster node). */
+  commitOps(collection: string, ready: BatchOp[]): Promise<OpResult[]> {
+    return commit(this.store, { op: 'docs.write', collection, ops: ready }, () => this.applyOps(collection, ready));
+  }
+
+  /** Applies ready operations (embeddings computed) in one transaction. */
+  async applyOps(collection: string, ops: BatchOp[]): Promise<OpResult[]> {
+    const results = await write(this.store, () => applyBatch(this.store, collection, ops, this.hooks));
     this.afterWrite(collection);
     return results;
   }
@@ -244,6 +271,8 @@ export class Engine {
     opts: ImportOptions,
     sink: ResultSink,
   ): Promise<ImportSummary> {
+    // a cluster node's import is a series of replicated batches
+    if (isReplicated(this.store) && !currentCommand()) return replicatedImport(this, collection, source, opts, sink);
     let batches = 0;
     const summary = await importLines(
       this.store,
@@ -400,7 +429,7 @@ export class Engine {
   // -------------------------------------------------------------------------
 
   putStopwords(name: string, body: unknown): Promise<StopwordSet> {
-    return putStopwords(this.store, name, body);
+    return commit(this.store, { op: 'stopwords.put', name, body }, () => putStopwords(this.store, name, body));
   }
   getStopwords(name: string): StopwordSet {
     return getStopwords(this.store, name);
@@ -409,7 +438,7 @@ export class Engine {
     return listStopwords(this.store);
   }
   deleteStopwords(name: string): Promise<{ id: string }> {
-    return deleteStopwords(this.store, name);
+    return commit(this.store, { op: 'stopwords.delete', name }, () => deleteStopwords(this.store, name));
   }
 
   // -------------------------------------------------------------------------
@@ -444,6 +473,12 @@ export class Engine {
     const tick = () => {
       this.vectorTimer = null;
       if (this.closed) return;
+      if (this.suspended) {
+        // the environment may be closed: look again later
+        this.vectorTimer = setTimeout(tick, 50);
+        this.vectorTimer.unref();
+        return;
+      }
       let pending = false;
       for (const name of this.vectorQueue) {
         try {
@@ -496,6 +531,45 @@ export class Engine {
   /** Resolves when queued background merges are done (end of an import, tests, shutdown). */
   idle(): Promise<void> {
     return this.merger.idle();
+  }
+
+  // -------------------------------------------------------------------------
+  // Operations
+  // -------------------------------------------------------------------------
+
+  /** A compacted point-in-time copy of the data directory into a new or empty directory. */
+  snapshot(target: unknown): Promise<{ dir: string; bytes: number }> {
+    return snapshot(this.store, target);
+  }
+
+  /** Forgets every cached search answer of this process. */
+  clearCache(): void {
+    this.searchCache.clear();
+  }
+
+  /** The environment's last committed transaction (any process): unchanged means nothing was written. */
+  lastTxnId(): number {
+    return (this.store.env.getStats() as { lastTxnId: number }).lastTxnId;
+  }
+
+  /**
+   * Stops this engine's writers so that the environment can be closed: the merge thread
+   * ends (after its merge in progress), vector maintenance waits, and new transactions are
+   * held until `resume`; resolves once those already started are flushed.
+   */
+  async suspend(): Promise<void> {
+    if (this.suspended) return;
+    this.suspended = true;
+    await this.merger.close();
+    await this.store.hold();
+  }
+
+  /** Lets writes go again (after the environment was reopened, if it was closed). */
+  resume(): void {
+    if (!this.suspended) return;
+    this.merger = new Merger(this.store, this.merges === 'worker');
+    this.suspended = false;
+    this.store.release();
   }
 
   /** Merges a collection's segments into one. */

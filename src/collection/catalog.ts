@@ -10,6 +10,7 @@ import { nextCounter, write, type Store } from '../storage/store.js';
 import { evictSegments, readState } from '../index/manifest.js';
 import { tokenizerFor, type Tokenizer } from '../tokenizer/tokenizer.js';
 import type { Field } from '../schema/schema.js';
+import { nowSeconds } from '../clock.js';
 
 const schemas = new Map<string, Schema>();
 
@@ -98,7 +99,7 @@ export async function createCollection(store: Store, raw: unknown, prepare?: (va
     const record: CollectionRecord = {
       ...valid,
       id,
-      created_at: Math.floor(Date.now() / 1000),
+      created_at: nowSeconds(),
       version: 1,
     };
     store.collections.put(valid.name, record);

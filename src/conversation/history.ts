@@ -10,6 +10,8 @@
  * removed by the next conversation write and by the server's periodic purge, which scan
  * only the expiry index up to now.
  */
+import { commit } from '../cluster/command.js';
+import { nowSeconds as clockSeconds } from '../clock.js';
 import { randomUUID } from 'node:crypto';
 import { CONVERSATION_DEFAULTS } from '../defaults.js';
 import { FathomError } from '../errors.js';
@@ -30,7 +32,8 @@ export interface Conversation {
 const AREA = 'conv';
 const EXPIRY = 'conv_exp';
 
-export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+/** Now, in seconds (a replicated command's time while one is applied: src/clock.ts). */
+export const nowSeconds = (): number => clockSeconds();
 
 function expiresAt(c: Conversation): number {
   return c.last_updated + c.ttl;
@@ -95,10 +98,14 @@ function purgeIn(store: Store, now: number): number {
 }
 
 /** Deletes every expired conversation; returns how many. Writes nothing when none is due. */
-export async function purgeExpiredConversations(store: Store, now = nowSeconds()): Promise<number> {
-  let due = false;
-  for (const key of store.aux.getKeys({ start: [EXPIRY, 0], end: [EXPIRY, now + 1], limit: 1 })) due = Array.isArray(key) && key[0] === EXPIRY;
-  return due ? write(store, () => purgeIn(store, now)) : 0;
+export async function purgeExpiredConversations(store: Store, now?: number): Promise<number> {
+  const isDue = (t: number) => {
+    let due = false;
+    for (const key of store.aux.getKeys({ start: [EXPIRY, 0], end: [EXPIRY, t + 1], limit: 1 })) due = Array.isArray(key) && key[0] === EXPIRY;
+    return due;
+  };
+  if (!isDue(now ?? nowSeconds())) return 0;
+  return commit(store, { op: 'conversations.purge' }, () => write(store, () => purgeIn(store, now ?? nowSeconds())));
 }
 
 /** A new conversation id. */
@@ -112,6 +119,10 @@ export function newConversationId(): string {
  * not brought back: 404. Concurrent follow-ups each add their own pair.
  */
 export function appendExchange(store: Store, id: string, question: string, answer: string, opts: { ttl: number; create: boolean }): Promise<Conversation> {
+  return commit(store, { op: 'conversation.append', id, question, answer, ttl: opts.ttl, create: opts.create }, () => storeExchange(store, id, question, answer, opts));
+}
+
+function storeExchange(store: Store, id: string, question: string, answer: string, opts: { ttl: number; create: boolean }): Promise<Conversation> {
   return write(store, () => {
     const now = nowSeconds();
     purgeIn(store, now);
@@ -132,6 +143,10 @@ export async function updateConversation(store: Store, id: string, body: unknown
   if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 1 || ttl > CONVERSATION_DEFAULTS.maxTtl) {
     throw new FathomError('BAD_REQUEST', `\`ttl\` must be a whole number of seconds from 1 to ${CONVERSATION_DEFAULTS.maxTtl}`);
   }
+  return commit(store, { op: 'conversation.update', id, body }, () => storeTtl(store, id, ttl));
+}
+
+function storeTtl(store: Store, id: string, ttl: number): Promise<Conversation> {
   return write(store, () => {
     const now = nowSeconds();
     const old = store.aux.get([AREA, id]) as Conversation | undefined;
@@ -144,12 +159,14 @@ export async function updateConversation(store: Store, id: string, body: unknown
 }
 
 export function deleteConversation(store: Store, id: string): Promise<{ id: string }> {
-  return write(store, () => {
-    const now = nowSeconds();
-    const old = store.aux.get([AREA, id]) as Conversation | undefined;
-    if (!old || !isLive(old, now)) throw notFound(id);
-    store.aux.remove([AREA, id]);
-    store.aux.remove([EXPIRY, expiresAt(old), id]);
-    return { id };
-  });
+  return commit(store, { op: 'conversation.delete', id }, () =>
+    write(store, () => {
+      const now = nowSeconds();
+      const old = store.aux.get([AREA, id]) as Conversation | undefined;
+      if (!old || !isLive(old, now)) throw notFound(id);
+      store.aux.remove([AREA, id]);
+      store.aux.remove([EXPIRY, expiresAt(old), id]);
+      return { id };
+    }),
+  );
 }

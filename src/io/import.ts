@@ -228,13 +228,13 @@ export async function importLines(
  */
 async function isolated(store: Store, collection: string, batch: () => OpResult[], ops: () => BatchOp[], hooks: WriteHooks | undefined, bytes: number): Promise<OpResult[]> {
   try {
-    return await transaction(store, batch, bytes);
+    return await store.transact(batch, bytes);
   } catch (e) {
     if (isFathomError(e)) throw e;
   }
   return Promise.all(
     ops().map((op) =>
-      transaction(store, () => applyBatch(store, collection, [op], hooks)).then(
+      store.transact(() => applyBatch(store, collection, [op], hooks)).then(
         (r) => r[0]!,
         (e): OpResult => ({ ok: false, error: isFathomError(e) ? e : new FathomError('UNPROCESSABLE', `this line could not be indexed: ${errorMessage(e)}`) }),
       ),

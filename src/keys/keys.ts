@@ -24,6 +24,8 @@ import { FathomError } from '../errors.js';
 import { isPlainObject } from '../json.js';
 import { nextCounter, write, type Store } from '../storage/store.js';
 import { checkActionPattern, checkCollectionPattern } from './scope.js';
+import { nowSeconds } from '../clock.js';
+import { commit } from '../cluster/command.js';
 
 export const SEARCH_ACTION = 'documents:search';
 
@@ -147,7 +149,12 @@ export function validateKeyBody(raw: unknown): ValidKey {
 /** Creates a key; the result carries the value, which is never shown again. */
 export async function createKey(store: Store, body: unknown): Promise<CreatedKey> {
   const valid = validateKeyBody(body);
+  // generated once, by the node that received the request: the command carries it
   const value = valid.value ?? generateValue();
+  return commit(store, { op: 'key.create', body: { ...(body as Record<string, unknown>), value } }, () => storeKey(store, valid, value));
+}
+
+async function storeKey(store: Store, valid: ReturnType<typeof validateKeyBody>, value: string): Promise<CreatedKey> {
   const hash = hashValue(value);
   const prefix = value.slice(0, KEY_LIMITS.prefixLength);
   const record = await write(store, () => {
@@ -163,7 +170,7 @@ export async function createKey(store: Store, body: unknown): Promise<CreatedKey
       value_prefix: prefix,
       value_hash: hash,
       ...(canParentScopedKeys(valid.actions) ? { value } : {}),
-      created_at: Math.floor(Date.now() / 1000),
+      created_at: nowSeconds(),
     };
     store.keys.put(id, rec);
     store.aux.put([HASH_AREA, hash], id);
@@ -200,6 +207,10 @@ function removeRecord(store: Store, rec: KeyRecord): void {
 /** Deletes a key; answers `{id}` as the reference does. */
 export async function deleteKey(store: Store, id: string | number): Promise<{ id: number }> {
   const n = parseId(id);
+  return commit(store, { op: 'key.delete', id: String(n) }, () => removeKey(store, n, id));
+}
+
+function removeKey(store: Store, n: number, id: string | number): Promise<{ id: number }> {
   return write(store, () => {
     const rec = store.keys.get(n) as KeyRecord | undefined;
     if (!rec) throw new FathomError('KEY_NOT_FOUND', `key \`${id}\` not found`);
@@ -209,9 +220,15 @@ export async function deleteKey(store: Store, id: string | number): Promise<{ id
 }
 
 /** Deletes expired keys that have `autodelete`; returns their ids. */
-export async function purgeExpiredKeys(store: Store, nowSeconds = Math.floor(Date.now() / 1000)): Promise<number[]> {
-  const due = [...store.keys.getRange({})].map(({ value }) => value as KeyRecord).filter((r) => r.autodelete && r.expires_at < nowSeconds);
-  if (due.length === 0) return [];
+export async function purgeExpiredKeys(store: Store, now?: number): Promise<number[]> {
+  const dueAt = (t: number) => [...store.keys.getRange({})].map(({ value }) => value as KeyRecord).filter((r) => r.autodelete && r.expires_at < t);
+  // nothing to do is not worth a command
+  if (dueAt(now ?? nowSeconds()).length === 0) return [];
+  return commit(store, { op: 'keys.purge' }, () => purgeKeysNow(store, dueAt(now ?? nowSeconds())));
+}
+
+function purgeKeysNow(store: Store, due: KeyRecord[]): Promise<number[]> {
+  if (due.length === 0) return Promise.resolve([]);
   return write(store, () => {
     const ids: number[] = [];
     for (const r of due) {

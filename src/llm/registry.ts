@@ -8,6 +8,7 @@
  * or changing how it reaches its provider, first makes one real call to the provider: a
  * model that cannot answer is refused with 400 and the provider's message.
  */
+import { commit } from '../cluster/command.js';
 import { randomUUID } from 'node:crypto';
 import { CONVERSATION_DEFAULTS } from '../defaults.js';
 import { FathomError } from '../errors.js';
@@ -103,10 +104,8 @@ export class ModelRegistry<R extends ModelRecord> {
     if (this.store.aux.get([this.kind.area, id]) !== undefined) throw new FathomError('CONFLICT', `a ${this.kind.noun} with id \`${id}\` already exists`);
     const rec = this.kind.validate({ ...body, id });
     await clientFor(rec, opts).check();
-    await write(this.store, () => {
-      if (this.store.aux.get([this.kind.area, id]) !== undefined) throw new FathomError('CONFLICT', `a ${this.kind.noun} with id \`${id}\` already exists`);
-      this.store.aux.put([this.kind.area, id], rec);
-    });
+    // checked once, by the node that received the request; the record is what replicates
+    await putModel(this.store, this.kind, id, rec as unknown as Record<string, unknown>, true);
     return this.view(rec);
   }
 
@@ -125,20 +124,36 @@ export class ModelRegistry<R extends ModelRecord> {
     const rec = this.kind.validate(merged);
     const changed = PROVIDER_FIELDS.some((k) => JSON.stringify(rec[k]) !== JSON.stringify(old[k]));
     if (changed) await clientFor(rec, opts).check();
-    await write(this.store, () => {
-      if (this.store.aux.get([this.kind.area, id]) === undefined) throw new FathomError('NOT_FOUND', `${this.kind.noun} \`${id}\` not found`);
-      this.store.aux.put([this.kind.area, id], rec);
-    });
+    await putModel(this.store, this.kind, id, rec as unknown as Record<string, unknown>, false);
     return this.view(rec);
   }
 
   async delete(id: string): Promise<Record<string, unknown>> {
-    const rec = await write(this.store, () => {
-      const r = this.store.aux.get([this.kind.area, id]) as R | undefined;
-      if (!r) throw new FathomError('NOT_FOUND', `${this.kind.noun} \`${id}\` not found`);
-      this.store.aux.remove([this.kind.area, id]);
-      return r;
-    });
-    return this.view(rec);
+    return this.view((await deleteModel(this.store, this.kind, id)) as unknown as R);
   }
+
+}
+
+/** Stores a model record (a replicated write: the provider was checked before). */
+export function putModel(store: Store, kind: { area: string; noun: string }, id: string, rec: Record<string, unknown>, create: boolean): Promise<void> {
+  return commit(store, { op: 'model.put', area: kind.area, noun: kind.noun, id, rec, create }, () =>
+    write(store, () => {
+      const exists = store.aux.get([kind.area, id]) !== undefined;
+      if (create && exists) throw new FathomError('CONFLICT', `a ${kind.noun} with id \`${id}\` already exists`);
+      if (!create && !exists) throw new FathomError('NOT_FOUND', `${kind.noun} \`${id}\` not found`);
+      store.aux.put([kind.area, id], rec);
+    }),
+  );
+}
+
+/** Deletes a model record (a replicated write); resolves with the record. */
+export function deleteModel(store: Store, kind: { area: string; noun: string }, id: string): Promise<Record<string, unknown>> {
+  return commit(store, { op: 'model.delete', area: kind.area, noun: kind.noun, id }, () =>
+    write(store, () => {
+      const r = store.aux.get([kind.area, id]) as Record<string, unknown> | undefined;
+      if (!r) throw new FathomError('NOT_FOUND', `${kind.noun} \`${id}\` not found`);
+      store.aux.remove([kind.area, id]);
+      return r;
+    }),
+  );
 }

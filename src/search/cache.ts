@@ -59,6 +59,11 @@ export class SearchCache<V> {
     while (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
   }
 
+  /** Forgets every answer (`POST /operations/cache/clear`). */
+  clear(): void {
+    this.entries.clear();
+  }
+
   get size(): number {
     return this.entries.size;
   }

@@ -36,6 +36,9 @@ import { searchRoutes } from './routes/search.js';
 import { aliasRoutes, keyRoutes, stopwordRoutes } from './routes/admin.js';
 import { opsRoutes } from './routes/ops.js';
 import { conversationRoutes } from './routes/conversations.js';
+import { operationRoutes } from './routes/operations.js';
+import { RequestGate } from './gate.js';
+import { compact, processParticipant, type CompactReport } from './compact.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -66,6 +69,16 @@ export interface AppOptions {
   searchExecutor?: (collection: string, params: Record<string, unknown>, scope?: SearchScope) => Promise<string>;
   /** Called after every write to a collection (cluster: tells the merging process). */
   afterWrite?: (collection: string) => void;
+  /** Compacts the directory (default: this process alone; a cluster of processes coordinates through its primary). */
+  compact?: (ctx: ServerContext) => Promise<CompactReport>;
+  /** Moves leadership (default: a single node, which answers `{success: false}`). */
+  vote?: () => Promise<{ success: boolean }>;
+  /** Extra health condition (a cluster node: caught up with the stream). */
+  healthy?: () => boolean;
+  /** Role and replication state for /debug (a cluster node). */
+  clusterState?: () => Record<string, unknown>;
+  /** Run HTTP imports in a thread of their own (default true; a cluster node publishes them from this thread). */
+  importThread?: boolean;
 }
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -112,6 +125,7 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
   const engine = opts.engine;
   const auth = new Authenticator(engine.store, opts.apiKey);
   const stats = new RequestStats();
+  let compacting: Promise<CompactReport> = Promise.resolve(undefined as unknown as CompactReport);
   const ctx: ServerContext = {
     engine,
     auth,
@@ -120,8 +134,13 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
     afterWrite: opts.afterWrite ?? ((c) => engine.maintain(c)),
     search: opts.searchExecutor ?? (async (c, p, scope) => stringifyJson(await engine.search(c, p, scope))),
     importer: undefined as unknown as Importer,
+    gate: new RequestGate(),
+    // one compaction at a time
+    compact: () => (compacting = compacting.catch(() => undefined).then(() => (opts.compact ? opts.compact(ctx) : compact(engine, [processParticipant(ctx, 1)])))),
+    vote: opts.vote ?? (async () => ({ success: false })),
+    ...(opts.clusterState ? { clusterState: opts.clusterState } : {}),
   };
-  ctx.importer = new Importer(engine, ctx.afterWrite);
+  ctx.importer = new Importer(engine, ctx.afterWrite, opts.importThread ?? true);
   app.addHook('onClose', async () => ctx.importer.close());
   let healthy = true;
 
@@ -129,6 +148,11 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
   app.setReplySerializer((payload) => stringifyJson(payload));
   installJsonParsers(app, bodyLimit);
 
+  // Every request passes the door first (compaction closes it for a moment).
+  app.addHook('onRequest', async (req, reply) => {
+    await ctx.gate.enter();
+    reply.raw.once('close', () => ctx.gate.leave());
+  });
   app.addHook('onRequest', requireHost);
   app.addHook('onRequest', async (req: FastifyRequest) => {
     const url = req.raw.url ?? '';
@@ -178,7 +202,8 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
     table.set(r.url, set);
   });
 
-  opsRoutes(app, ctx, () => healthy);
+  opsRoutes(app, ctx, () => healthy && (opts.healthy?.() ?? true));
+  operationRoutes(app, ctx);
   collectionRoutes(app, ctx);
   documentRoutes(app, ctx);
   searchRoutes(app, ctx);

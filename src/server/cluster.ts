@@ -17,11 +17,29 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import { Engine } from '../engine.js';
+import { FathomError, type ErrorCode } from '../errors.js';
+import { compact, engineParticipant, processParticipant, type CompactReport, type Participant } from './compact.js';
 import { primaryLog } from './log.js';
 import { schedulePurge, startServer, type RunningServer, type ServeOptions } from './serve.js';
 
-type ToWorker = { type: 'config'; opts: Omit<ServeOptions, 'logStream'> } | { type: 'stop' };
-type ToPrimary = { type: 'ready' } | { type: 'listening'; port: number; address: string } | { type: 'write'; collection: string };
+type Step = 'hold' | 'closeEnv' | 'openEnv' | 'release';
+type ToWorker =
+  | { type: 'config'; opts: Omit<ServeOptions, 'logStream'> }
+  | { type: 'stop' }
+  /** A compaction step (compact.ts) for this worker; `except` requests in flight are the caller's. */
+  | { type: 'step'; id: number; step: Step; except: number }
+  | { type: 'compacted'; id: number; report?: CompactReport; error?: { code: ErrorCode; message: string } };
+type ToPrimary =
+  | { type: 'ready' }
+  | { type: 'listening'; port: number; address: string }
+  | { type: 'write'; collection: string }
+  | { type: 'compact'; id: number }
+  | { type: 'stepped'; id: number; error?: { code: ErrorCode; message: string } };
+
+/** An error as it crosses processes. */
+function wire(e: unknown): { code: ErrorCode; message: string } {
+  return e instanceof FathomError ? { code: e.code, message: e.message } : { code: 'INTERNAL', message: (e as Error).message ?? String(e) };
+}
 
 /** Restarts of crashed workers allowed per minute before the primary gives up. */
 const MAX_RESTARTS_PER_MINUTE = 10;
@@ -64,6 +82,13 @@ export async function startCluster(opts: ServeOptions, processes: number, exec?:
           address = m.address;
           resolve(w);
         } else if (m.type === 'write') engine.maintain(m.collection);
+        else if (m.type === 'compact') void runCompaction(w, m.id);
+        else if (m.type === 'stepped') {
+          const p = steps.get(m.id);
+          steps.delete(m.id);
+          if (m.error) p?.reject(new FathomError(m.error.code, m.error.message));
+          else p?.resolve();
+        }
       });
       w.on('exit', (code, signal) => {
         if (!listening) {
@@ -87,6 +112,36 @@ export async function startCluster(opts: ServeOptions, processes: number, exec?:
         }, RESTART_DELAY_MS);
       });
     });
+
+  // Compaction: the primary orchestrates, every worker and the primary's own engine take part.
+  let nextStep = 1;
+  const steps = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  const step = (w: Worker, s: Step, except: number) =>
+    new Promise<void>((resolve, reject) => {
+      const id = nextStep++;
+      steps.set(id, { resolve, reject });
+      w.send({ type: 'step', id, step: s, except } satisfies ToWorker);
+    });
+  const workerParticipant = (w: Worker, except: number): Participant => ({
+    hold: () => step(w, 'hold', except),
+    closeEnv: () => step(w, 'closeEnv', except),
+    openEnv: () => step(w, 'openEnv', except),
+    release: () => step(w, 'release', except),
+  });
+  let compacting: Promise<unknown> = Promise.resolve();
+  const runCompaction = (asker: Worker, id: number) => {
+    // one compaction at a time
+    compacting = compacting.then(async () => {
+      const workers = Object.values(cluster.workers ?? {}).filter((x): x is Worker => !!x && !x.isDead());
+      try {
+        const report = await compact(engine, [engineParticipant(engine), ...workers.map((x) => workerParticipant(x, x === asker ? 1 : 0))]);
+        asker.send({ type: 'compacted', id, report } satisfies ToWorker);
+      } catch (e) {
+        log('error', 'compaction failed', { err: (e as Error).message });
+        asker.send({ type: 'compacted', id, error: wire(e) } satisfies ToWorker);
+      }
+    });
+  };
 
   // The first worker picks the port (when 0); the others share it.
   try {
@@ -160,7 +215,39 @@ export async function runClusterWorker(): Promise<void> {
       pending.clear();
     });
   };
-  const server: RunningServer = await startServer(opts, { engine: { merges: 'off' }, role: 'worker', afterWrite, purgeKeys: false });
+  // Compaction is orchestrated by the primary: this worker asks, and takes its steps when told.
+  let nextCompaction = 1;
+  const compactions = new Map<number, { resolve: (r: CompactReport) => void; reject: (e: Error) => void }>();
+  let participant: ((except: number) => Participant) | undefined;
+  // (steps arrive only after this worker has started: the primary orchestrates workers it knows listen)
+  process.on('message', (m: ToWorker) => {
+    if (m.type === 'compacted') {
+      const p = compactions.get(m.id);
+      compactions.delete(m.id);
+      if (m.error) p?.reject(new FathomError(m.error.code, m.error.message));
+      else p?.resolve(m.report!);
+    } else if (m.type === 'step') {
+      const p = participant!(m.except);
+      p[m.step]().then(
+        () => process.send?.({ type: 'stepped', id: m.id } satisfies ToPrimary),
+        (e) => process.send?.({ type: 'stepped', id: m.id, error: wire(e) } satisfies ToPrimary),
+      );
+    }
+  });
+  const askCompaction = () =>
+    new Promise<CompactReport>((resolve, reject) => {
+      const id = nextCompaction++;
+      compactions.set(id, { resolve, reject });
+      process.send?.({ type: 'compact', id } satisfies ToPrimary);
+    });
+  const server: RunningServer = await startServer(opts, {
+    engine: { merges: 'off' },
+    role: 'worker',
+    afterWrite,
+    purgeKeys: false,
+    compact: () => askCompaction(),
+  });
+  participant = (except) => processParticipant(server.context, except);
   process.send?.({ type: 'listening', port: server.port, address: server.address } satisfies ToPrimary);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();

@@ -5,6 +5,8 @@ import type { Engine } from '../engine.js';
 import type { SearchScope } from '../search/scope.js';
 import type { Authenticator } from '../keys/auth.js';
 import type { Importer } from './importer.js';
+import type { RequestGate } from './gate.js';
+import type { CompactReport } from './compact.js';
 import type { RequestStats } from './stats.js';
 
 export interface ServerContext {
@@ -20,6 +22,14 @@ export interface ServerContext {
   afterWrite(collection: string): void;
   /** Runs imports off the serving thread. */
   importer: Importer;
+  /** The door every request passes (compaction closes it for a moment). */
+  gate: RequestGate;
+  /** Compacts the data directory across every process serving it (see compact.ts). */
+  compact(): Promise<CompactReport>;
+  /** `/operations/vote`: moves leadership in a cluster; a single node answers false. */
+  vote(): Promise<{ success: boolean }>;
+  /** Role and replication state for /debug (and /health's lag check in a cluster). */
+  clusterState?(): Record<string, unknown>;
   /** One search, answered as JSON text (app.ts `searchExecutor`). Hot. */
   search(collection: string, params: Record<string, unknown>, scope?: SearchScope): Promise<string>;
 }

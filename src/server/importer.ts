@@ -36,7 +36,16 @@ export class Importer {
   constructor(
     private readonly engine: Engine,
     private readonly onBatch: (collection: string) => void,
-  ) {}
+    /** Use the import thread (false: import on this thread, as a cluster node must). */
+    private readonly useThread = true,
+  ) {
+    if (!useThread) this.failed = true;
+  }
+
+  /** A new importer like this one (after close: compaction ends the thread). */
+  fresh(): Importer {
+    return new Importer(this.engine, this.onBatch, this.useThread);
+  }
 
   private scriptPath(): string | undefined {
     const url = new URL('./import-thread.js', import.meta.url);

@@ -8,12 +8,41 @@
  */
 import type { Writable } from 'node:stream';
 import { KEY_LIMITS, SERVER_DEFAULTS, SERVE_DEFAULTS } from '../defaults.js';
+import { FathomError } from '../errors.js';
 import { Engine, type EngineOptions } from '../engine.js';
 import { createKey, listKeys, purgeExpiredKeys } from '../keys/keys.js';
 import type { Store } from '../storage/store.js';
 import { purgeExpiredConversations } from '../conversation/history.js';
 import { buildApp, type AppOptions } from './app.js';
 import type { LogLevel } from './log.js';
+import type { ServerContext } from './context.js';
+import { Replicator, type ClusterOptions } from '../cluster/replicator.js';
+import { compact, processParticipant, type Participant } from './compact.js';
+
+/** A cluster node as a compaction participant: its applier pauses too. */
+function clusterParticipant(ctx: ServerContext, replicator: () => Replicator | undefined): Participant {
+  const p = processParticipant(ctx, 1);
+  return {
+    hold: async () => {
+      await replicator()?.pause();
+      try {
+        await p.hold();
+      } catch (e) {
+        replicator()?.resume();
+        throw e;
+      }
+    },
+    closeEnv: () => p.closeEnv(),
+    openEnv: async () => {
+      await p.openEnv();
+      replicator()?.resume();
+    },
+    release: async () => {
+      await p.release();
+      replicator()?.resume();
+    },
+  };
+}
 
 export interface ServeOptions {
   dataDir: string;
@@ -32,6 +61,8 @@ export interface ServeOptions {
   shutdownGraceMs?: number;
   /** Overrides of the protective limits (tests use short ones). */
   limits?: Pick<AppOptions, 'bodyLimit' | 'maxQueryStringLength' | 'connectionsCheckIntervalMs' | 'headersTimeoutMs' | 'socketIdleTimeoutMs'>;
+  /** Join a cluster replicated through NATS JetStream (src/cluster); one serving process per node. */
+  cluster?: ClusterOptions;
 }
 
 export interface RunningServer {
@@ -40,6 +71,10 @@ export interface RunningServer {
   /** `http://host:port` for clients on this machine. */
   url: string;
   engine: Engine;
+  /** What the routes share (the engine, the door, the importer...). */
+  context: ServerContext;
+  /** This node's place in its cluster, when it joined one. */
+  replicator?: Replicator;
   /** Graceful stop; safe to call more than once. */
   stop(): Promise<void>;
 }
@@ -51,11 +86,15 @@ export interface ProcessRole {
   afterWrite?: (collection: string) => void;
   /** Purge expired `autodelete` keys on a timer (one process of a cluster does). */
   purgeKeys?: boolean;
+  /** How `/operations/db/compact` runs (default: this process alone). */
+  compact?: AppOptions['compact'];
+  /** How `/operations/vote` runs (default: a single node). */
+  vote?: AppOptions['vote'];
 }
 
 /** Periodically deletes expired keys that have `autodelete`, and expired conversations. Returns a canceller. */
-export function schedulePurge(store: Store, onError: (e: unknown) => void, everyMs: number = KEY_LIMITS.purgeIntervalMs): () => void {
-  const run = () => Promise.all([purgeExpiredKeys(store), purgeExpiredConversations(store)]).catch(onError);
+export function schedulePurge(store: Store, onError: (e: unknown) => void, everyMs: number = KEY_LIMITS.purgeIntervalMs, when?: () => boolean): () => void {
+  const run = () => (when && !when() ? Promise.resolve() : Promise.all([purgeExpiredKeys(store), purgeExpiredConversations(store)]).catch(onError));
   void run();
   const t = setInterval(run, everyMs);
   t.unref();
@@ -74,7 +113,13 @@ export async function ensureFirstKey(store: Store, apiKey: string | undefined): 
 
 export async function startServer(opts: ServeOptions, role: ProcessRole = {}): Promise<RunningServer> {
   const engine = Engine.open(opts.dataDir, { ...(role.engine ?? { merges: 'worker' }), searchCacheEntries: opts.cacheNumEntries });
-  const { app, setHealthy } = buildApp({
+  const member = engine.store.meta.get('cluster_stream') as { name: string; node?: string } | undefined;
+  if (member && !opts.cluster) {
+    await engine.close();
+    throw new FathomError('DATA_DIR', `${opts.dataDir} is the data directory of cluster node ${member.node ?? '?'} (stream ${member.name}): start it with --cluster, so that it keeps following the stream`);
+  }
+  let replicator: Replicator | undefined;
+  const { app, ctx, setHealthy } = buildApp({
     engine,
     apiKey: opts.apiKey,
     enableCors: opts.enableCors,
@@ -82,13 +127,28 @@ export async function startServer(opts: ServeOptions, role: ProcessRole = {}): P
     logStream: opts.logStream,
     role: role.role,
     afterWrite: role.afterWrite,
+    compact: opts.cluster ? (c) => compact(engine, [clusterParticipant(c, () => replicator)]) : role.compact,
+    vote: opts.cluster ? async () => ({ success: (await replicator?.stepDown()) ?? false }) : role.vote,
+    healthy: opts.cluster ? () => replicator?.healthy() ?? false : undefined,
+    clusterState: opts.cluster ? () => replicator?.status() ?? { state: 'joining' } : undefined,
+    // a cluster node's imports are commands published from this thread
+    importThread: !opts.cluster,
     ...opts.limits,
   });
-  const cancelPurge = role.purgeKeys === false ? () => {} : schedulePurge(engine.store, (e) => app.log.error({ err: e }, 'purging expired keys failed'));
+  let cancelPurge: () => void = () => {};
   try {
+    if (opts.cluster) {
+      const log = app.log;
+      replicator = await Replicator.start(engine, opts.cluster, (level, msg, fields) => log[level](fields ?? {}, msg));
+    }
+    if (role.purgeKeys !== false) {
+      // in a cluster the leader purges for everyone (a purge is a replicated write)
+      cancelPurge = schedulePurge(engine.store, (e) => app.log.error({ err: e }, 'purging expired keys failed'), undefined, replicator ? () => replicator!.isLeader() : undefined);
+    }
     await app.listen({ host: opts.address ?? SERVER_DEFAULTS.address, port: opts.port ?? SERVER_DEFAULTS.port });
   } catch (e) {
     cancelPurge();
+    await replicator?.close();
     await app.close().catch(() => {});
     await engine.close();
     throw e;
@@ -119,9 +179,10 @@ export async function startServer(opts: ServeOptions, role: ProcessRole = {}): P
       } finally {
         clearTimeout(timer);
         clearInterval(sweep);
+        await replicator?.close();
         await engine.close();
         app.log.info('stopped');
       }
     })());
-  return { address, port, url: `http://${host}:${port}`, engine, stop };
+  return { address, port, url: `http://${host}:${port}`, engine, context: ctx, stop, ...(replicator ? { replicator } : {}) };
 }

@@ -31,6 +31,10 @@ import { FORMAT_VERSION, LMDB_MAP_SIZE } from '../defaults.js';
 import { FathomError } from '../errors.js';
 import { docEncoder } from './doctext.js';
 import { checkRoomToCreate, flushed, installLmdbErrorHandling, noSpaceIn, settled, transaction } from './diskfull.js';
+import { currentCommand } from '../clock.js';
+
+/** `meta` key of the last replicated command this directory has applied (src/cluster). */
+export const APPLIED_KEY = 'cluster_applied_seq';
 
 // lmdb is loaded through its CommonJS build: one bundled file instead of a dozen ES modules,
 // which saves ~20 ms of module resolution and compilation on every cold `fathom` command.
@@ -74,6 +78,23 @@ export interface Store {
    * full garbage collection for the unmapped memory, ~10 ms of a cold `fathom search`.
    */
   close(opts?: { exiting?: boolean }): Promise<void>;
+  /**
+   * Runs `fn` in its own nested write transaction (see `write`; `bytes`: about what it
+   * writes, for the disk's room check, diskfull.ts). Every write of the process goes
+   * through here, so that `hold` can stop new ones.
+   */
+  transact<T>(fn: () => T, bytes?: number): Promise<T>;
+  /**
+   * Holds new transactions back and resolves once those already started have committed
+   * and been flushed. `release` lets them go. Used to close and reopen the environment
+   * (compaction swaps its file).
+   */
+  hold(): Promise<void>;
+  release(): void;
+  /** Closes the environment (between hold and release); nothing may read the store until openEnv. */
+  closeEnv(): Promise<void>;
+  /** Opens the environment again from its file, which may have been replaced meanwhile. */
+  openEnv(): void;
 }
 
 /**
@@ -168,51 +189,44 @@ export function openStore(dir: string, opts: OpenOptions = {}): Store {
   }
   const fresh = !fs.existsSync(path.join(abs, DATA_FILE));
   if (fresh && !readOnly && st) checkRoomToCreate(abs);
-  let env: RootDatabase;
-  try {
-    env = open({
-      path: abs,
-      // lmdb-js takes a path with an extension (`data.v2`, mktemp's `tmp.XXXX`) for a file
-      noSubdir: false,
-      maxDbs: 32,
-      mapSize: LMDB_MAP_SIZE,
-      readOnly,
-      // Writers await `env.flushed` before acknowledging (see ARCHITECTURE.md, durability).
-    });
-  } catch (e) {
-    const full = noSpaceIn(e, abs, 'creating the data directory');
-    if (full) throw full;
-    throw new FathomError('DATA_DIR', `cannot open data directory ${dir}: ${(e as Error).message}`);
-  }
-  const db = <V = any, K extends Key = Key>(name: string, encoding: 'msgpack' | 'binary' | 'ordered-binary' = 'msgpack') =>
-    env.openDB<V, K>({ name, encoding, create: !readOnly, int64AsType: 'auto' } as any);
+  const openEnv = (): RootDatabase => {
+    try {
+      return open({
+        path: abs,
+        // lmdb-js takes a path with an extension (`data.v2`, mktemp's `tmp.XXXX`) for a file
+        noSubdir: false,
+        maxDbs: 32,
+        mapSize: LMDB_MAP_SIZE,
+        readOnly,
+        // Writers await `env.flushed` before acknowledging (see ARCHITECTURE.md, durability).
+      });
+    } catch (e) {
+      const full = noSpaceIn(e, abs, 'creating the data directory');
+      if (full) throw full;
+      throw new FathomError('DATA_DIR', `cannot open data directory ${dir}: ${(e as Error).message}`);
+    }
+  };
+  const env = openEnv();
   let store: Store;
   try {
-    store = {
-      dir: abs,
-      readOnly,
-      env,
-      meta: db('meta'),
-      collections: db<any, string>('collections'),
-      aliases: db<string, string>('aliases'),
-      colstate: db<any, number>('colstate'),
-      docs: env.openDB<any, Key>({ name: 'docs', encoder: docEncoder, create: !readOnly } as any),
-      docsRaw: env.openDB<Buffer, Key>({ name: 'docs', encoding: 'binary', create: !readOnly } as any),
-      ids: db<number>('ids'),
-      segments: db<Buffer>('segments', 'binary'),
-      deletes: db<Buffer>('deletes', 'binary'),
-      keys: db<any, number>('keys'),
-      stopwords: db<any, string>('stopwords'),
-      vectors: db<Buffer>('vectors', 'binary'),
-      aux: db('aux'),
-      readBlob: (d, key) => d.getBinary(key) ?? undefined,
+    store = { dir: abs, readOnly, ...databases(env, readOnly) } as unknown as Store;
+    Object.assign(store, {
+      readBlob: (d: Database<Buffer, Key>, key: Key) => d.getBinary(key) ?? undefined,
       readShared: sharedReader(),
       // (a failed commit leaves lmdb-js waiting for a flush that never comes: see diskfull.ts)
       close: async () => {
         await settled(store);
-        return env.close();
+        return store.env.close();
       },
-    };
+    });
+    writeGate(store);
+    Object.assign(store, {
+      closeEnv: async () => {
+        await settled(store);
+        return store.env.close();
+      },
+      openEnv: () => Object.assign(store, databases(openEnv(), readOnly)),
+    });
     if (opts.pinSnapshot) {
       const pinned = env.useReadTransaction();
       // getBinaryFast hands out values of 16 MB and more as views of the map; smaller ones
@@ -231,6 +245,7 @@ export function openStore(dir: string, opts: OpenOptions = {}): Store {
     }
   } catch (e) {
     void env.close();
+    if (e instanceof FathomError) throw e;
     throw new FathomError('DATA_DIR', `cannot open data directory ${dir}: ${(e as Error).message}`);
   }
   const format = store.meta.get('format') as { version: number } | undefined;
@@ -276,6 +291,81 @@ export function openStore(dir: string, opts: OpenOptions = {}): Store {
   return store;
 }
 
+/** The environment's named databases (a new set each time the environment is opened). */
+function databases(env: RootDatabase, readOnly: boolean) {
+  const db = <V = any, K extends Key = Key>(name: string, encoding: 'msgpack' | 'binary' | 'ordered-binary' = 'msgpack') =>
+    env.openDB<V, K>({ name, encoding, create: !readOnly, int64AsType: 'auto' } as any);
+  return {
+    env,
+    meta: db('meta'),
+    collections: db<any, string>('collections'),
+    aliases: db<string, string>('aliases'),
+    colstate: db<any, number>('colstate'),
+    docs: env.openDB<any, Key>({ name: 'docs', encoder: docEncoder, create: !readOnly } as any),
+    docsRaw: env.openDB<Buffer, Key>({ name: 'docs', encoding: 'binary', create: !readOnly } as any),
+    ids: db<number>('ids'),
+    segments: db<Buffer>('segments', 'binary'),
+    deletes: db<Buffer>('deletes', 'binary'),
+    keys: db<any, number>('keys'),
+    stopwords: db<any, string>('stopwords'),
+    vectors: db<Buffer>('vectors', 'binary'),
+    aux: db('aux'),
+  };
+}
+
+/**
+ * Gives a store its write gate: `transact` runs a nested transaction unless the store is
+ * held, in which case it waits for `release`; `hold` resolves once the transactions already
+ * started have finished.
+ */
+function writeGate(store: Store): void {
+  let held: Promise<void> | null = null;
+  let releaseHeld: () => void = () => {};
+  let running = 0;
+  let drained: (() => void) | null = null;
+  const finished = () => {
+    running--;
+    if (running === 0 && drained) {
+      const d = drained;
+      drained = null;
+      d();
+    }
+  };
+  const transact = async <T>(fn: () => T, bytes = 0): Promise<T> => {
+    while (held) await held;
+    running++;
+    // A replicated command's transactions record its sequence with its effects, so a node
+    // that restarts resumes after exactly the commands it applied (src/cluster).
+    const cmd = currentCommand();
+    const body = cmd
+      ? () => {
+          const r = fn();
+          const prev = (store.meta.get(APPLIED_KEY) as number | undefined) ?? 0;
+          if (cmd.seq > prev) store.meta.put(APPLIED_KEY, cmd.seq);
+          return r;
+        }
+      : fn;
+    try {
+      return await transaction(store, body, bytes);
+    } finally {
+      finished();
+    }
+  };
+  Object.assign(store, {
+    transact,
+    hold: async () => {
+      if (!held) held = new Promise<void>((r) => (releaseHeld = r));
+      if (running > 0) await new Promise<void>((r) => (drained = r));
+      await flushed(store);
+    },
+    release: () => {
+      const r = releaseHeld;
+      held = null;
+      r();
+    },
+  });
+}
+
 /**
  * Creates a directory and its missing parents, owner-only. (Node 20's recursive mkdirSync
  * never returns for some impossible paths, such as ones under /proc.)
@@ -309,12 +399,12 @@ export function nextCounter(store: Store, name: string, start = 1): number {
  * commit that cannot be written (a full disk: FathomError NO_SPACE) rejects, and stores nothing.
  */
 export async function write<T>(store: Store, fn: () => T): Promise<T> {
-  const result = await transaction(store, fn);
+  const result = await store.transact(fn);
   await flushed(store);
   return result;
 }
 
 /** Like `write` but resolves when committed (visible), before the flush. */
 export function writeQueued<T>(store: Store, fn: () => T): Promise<T> {
-  return transaction(store, fn);
+  return store.transact(fn);
 }

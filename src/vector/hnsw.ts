@@ -266,7 +266,7 @@ export class VectorIndex {
   prune(): Promise<void> {
     const upTo = this.savedEpoch;
     if (upTo <= 0) return Promise.resolve();
-    return transaction(this.store, () => pruneLog(this.store, this.collId, this.field.id, upTo));
+    return this.store.transact(() => pruneLog(this.store, this.collId, this.field.id, upTo));
   }
 }
 

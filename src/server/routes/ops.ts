@@ -22,5 +22,9 @@ export function opsRoutes(app: FastifyInstance, ctx: ServerContext, isHealthy: (
   });
   app.get('/metrics.json', { config: { auth: { action: 'metrics.json:list' } } }, async () => systemMetrics(ctx.engine.dir));
   app.get('/stats.json', { config: { auth: { action: 'stats.json:list' } } }, async () => ctx.stats.snapshot());
-  app.get('/debug', { config: { auth: { action: 'debug:list' } } }, async () => ({ state: 1, version: VERSION, disk: diskStatus(ctx.engine.dir) }));
+  // `state` 1 is the reference's leader, 4 a follower; a single node is its own leader
+  app.get('/debug', { config: { auth: { action: 'debug:list' } } }, async () => {
+    const cluster = ctx.clusterState?.();
+    return { state: cluster && cluster.role !== 'leader' ? 4 : 1, version: VERSION, disk: diskStatus(ctx.engine.dir), ...(cluster ? { cluster } : {}) };
+  });
 }

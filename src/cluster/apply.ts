@@ -1,0 +1,52 @@
+/**
+ * src/cluster/apply.ts: what applying each command does, on every node alike.
+ *
+ * Called by the replicator inside `applying({seq, nowMs})` (src/clock.ts), so that the
+ * functions below take their local path (command.ts `commit`), record the stream sequence
+ * in their transactions, and see the command's time as now.
+ */
+import type { Engine } from '../engine.js';
+import { createKey, deleteKey, purgeExpiredKeys } from '../keys/keys.js';
+import { deleteModel, putModel } from '../llm/registry.js';
+import { appendExchange, deleteConversation, purgeExpiredConversations, updateConversation } from '../conversation/history.js';
+import type { Command } from './command.js';
+
+export function applyCommand(engine: Engine, cmd: Command): Promise<unknown> {
+  const store = engine.store;
+  switch (cmd.op) {
+    case 'collection.create':
+      return engine.createCollection(cmd.schema);
+    case 'collection.delete':
+      return engine.deleteCollection(cmd.name);
+    case 'collection.update':
+      return engine.updateCollection(cmd.name, cmd.body);
+    case 'alias.upsert':
+      return engine.upsertAlias(cmd.name, cmd.body);
+    case 'alias.delete':
+      return engine.deleteAlias(cmd.name);
+    case 'stopwords.put':
+      return engine.putStopwords(cmd.name, cmd.body);
+    case 'stopwords.delete':
+      return engine.deleteStopwords(cmd.name);
+    case 'docs.write':
+      return engine.applyOps(cmd.collection, cmd.ops);
+    case 'key.create':
+      return createKey(store, cmd.body);
+    case 'key.delete':
+      return deleteKey(store, cmd.id);
+    case 'keys.purge':
+      return purgeExpiredKeys(store);
+    case 'model.put':
+      return putModel(store, { area: cmd.area, noun: cmd.noun }, cmd.id, cmd.rec, cmd.create);
+    case 'model.delete':
+      return deleteModel(store, { area: cmd.area, noun: cmd.noun }, cmd.id);
+    case 'conversation.append':
+      return appendExchange(store, cmd.id, cmd.question, cmd.answer, { ttl: cmd.ttl, create: cmd.create });
+    case 'conversation.update':
+      return updateConversation(store, cmd.id, cmd.body);
+    case 'conversation.delete':
+      return deleteConversation(store, cmd.id);
+    case 'conversations.purge':
+      return purgeExpiredConversations(store);
+  }
+}

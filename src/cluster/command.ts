@@ -1,0 +1,96 @@
+/**
+ * src/cluster/command.ts: the writes a cluster replicates, as commands.
+ *
+ * Every function that changes a data directory's replicated state goes through `commit`.
+ * On a single node it runs its local part at once. On a cluster node it hands the command
+ * to the replicator, which appends it to the JetStream stream; every node (this one
+ * included) then applies the stream in order (apply.ts), running the same local part inside
+ * `applying(...)`, where `commit` runs locally. The caller gets the result of its own
+ * node's application. What is not deterministic (a generated key value, an embedding, an
+ * LLM's answer, a provider check) is settled before the command is made, by the node that
+ * received the request, and carried in the command.
+ */
+import { currentCommand } from '../clock.js';
+import { FathomError, type ErrorCode } from '../errors.js';
+import { parseJson, stringifyJson } from '../json.js';
+import type { BatchOp } from '../collection/writer.js';
+import type { Store } from '../storage/store.js';
+
+export type Command =
+  | { op: 'collection.create'; schema: unknown }
+  | { op: 'collection.delete'; name: string }
+  | { op: 'collection.update'; name: string; body: unknown }
+  | { op: 'alias.upsert'; name: string; body: unknown }
+  | { op: 'alias.delete'; name: string }
+  | { op: 'stopwords.put'; name: string; body: unknown }
+  | { op: 'stopwords.delete'; name: string }
+  | { op: 'docs.write'; collection: string; ops: BatchOp[] }
+  | { op: 'key.create'; body: Record<string, unknown> }
+  | { op: 'key.delete'; id: string }
+  | { op: 'keys.purge' }
+  | { op: 'model.put'; area: string; noun: string; id: string; rec: Record<string, unknown>; create: boolean }
+  | { op: 'model.delete'; area: string; noun: string; id: string }
+  | { op: 'conversation.append'; id: string; question: string; answer: string; ttl: number; create: boolean }
+  | { op: 'conversation.update'; id: string; body: unknown }
+  | { op: 'conversation.delete'; id: string }
+  | { op: 'conversations.purge' };
+
+/** A command as it travels: who made it (to route the result back) and when it takes effect. */
+export interface Envelope {
+  /** Unique id (also JetStream's de-duplication id). */
+  id: string;
+  /** Its time, ms: what `now` is while it is applied everywhere. */
+  at: number;
+  cmd: Command;
+}
+
+/** Hands a command to the cluster and resolves with this node's result of applying it. */
+export type Replicate = (cmd: Command) => Promise<unknown>;
+
+const replicators = new WeakMap<Store, Replicate>();
+
+/** Makes every write to `store` go through the cluster (a cluster node's serving process). */
+export function replicateThrough(store: Store, r: Replicate | undefined): void {
+  if (r) replicators.set(store, r);
+  else replicators.delete(store);
+}
+
+/** Is `store` a cluster node's, writing through the stream? */
+export function isReplicated(store: Store): boolean {
+  return replicators.has(store);
+}
+
+/**
+ * Runs a write: `local` at once on a single node, or while its command is applied; on a
+ * cluster node, through the stream (resolving with what `local` returned on this node).
+ */
+export function commit<T>(store: Store, cmd: Command, local: () => Promise<T>): Promise<T> {
+  const r = replicators.get(store);
+  if (!r || currentCommand()) return local();
+  return r(cmd) as Promise<T>;
+}
+
+// ---------------------------------------------------------------------------
+// Wire format: JSON (64-bit integers exact, see json.ts); an op that carries an error
+// carries its code and message.
+// ---------------------------------------------------------------------------
+
+function wireOps(ops: BatchOp[]): unknown[] {
+  return ops.map((op) => (op.kind === 'error' ? { kind: 'error', error: { code: op.error instanceof FathomError ? op.error.code : 'BAD_DOCUMENT', message: op.error.message } } : op));
+}
+
+export function encode(e: Envelope): Uint8Array {
+  const cmd = e.cmd.op === 'docs.write' ? { ...e.cmd, ops: wireOps(e.cmd.ops) } : e.cmd;
+  return Buffer.from(stringifyJson({ ...e, cmd }));
+}
+
+export function decode(bytes: Uint8Array): Envelope {
+  const e = parseJson(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')) as Envelope;
+  if (e.cmd.op === 'docs.write') {
+    e.cmd.ops = e.cmd.ops.map((op) => {
+      const o = op as unknown as { kind: string; error?: { code: ErrorCode; message: string } };
+      return o.kind === 'error' ? { kind: 'error', error: new FathomError(o.error!.code, o.error!.message) } : op;
+    }) as BatchOp[];
+  }
+  return e;
+}
