@@ -7,8 +7,8 @@
  */
 import os from 'node:os';
 import { Command, Option } from 'commander';
-import { SEARCH_CACHE_ENTRIES, SERVER_DEFAULTS, SERVE_DEFAULTS } from '../src/defaults.js';
-import { parseChoice, parseIntOption, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
+import { ANALYTICS_DEFAULTS, SEARCH_CACHE_ENTRIES, SERVER_DEFAULTS, SERVE_DEFAULTS } from '../src/defaults.js';
+import { parseBool, parseChoice, parseIntOption, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -23,7 +23,7 @@ interface Opts {
   cacheNumEntries: number;
   enableSearchAnalytics?: boolean;
   analyticsDir?: string;
-  analyticsFlushInterval?: number;
+  analyticsFlushInterval: number;
 }
 
 export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>): Command {
@@ -44,9 +44,13 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
         .argParser(parseIntOption('cache-num-entries', 0, 10_000_000))
         .default(SEARCH_CACHE_ENTRIES),
     )
-    .option('--enable-search-analytics', 'accepted for compatibility; analytics are not implemented yet')
-    .option('--analytics-dir <dir>', 'accepted for compatibility; analytics are not implemented yet')
-    .addOption(new Option('--analytics-flush-interval <seconds>', 'accepted for compatibility').argParser(parseIntOption('analytics-flush-interval', 60, 86_400 * 365)));
+    .addOption(new Option('--enable-search-analytics [bool]', 'record searches and accept events for the analytics rules (`fathom analytics`)').argParser(parseBool('enable-search-analytics')))
+    .option('--analytics-dir <dir>', "where pending analytics live, an LMDB environment of their own (default: <data-dir>/analytics)")
+    .addOption(
+      new Option('--analytics-flush-interval <seconds>', 'seconds between flushes of aggregated queries and counters into their collections')
+        .argParser(parseIntOption('analytics-flush-interval', ANALYTICS_DEFAULTS.minFlushIntervalSec, ANALYTICS_DEFAULTS.maxFlushIntervalSec))
+        .default(ANALYTICS_DEFAULTS.flushIntervalSec),
+    );
   withDataDir(cmd);
   cmd.action((opts: Opts) =>
     run(async () => {
@@ -63,9 +67,6 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
           `No --api-key given and no keys in ${opts.dataDir}: created an admin key. It is shown only this once; keep it safe:\n\n    ${generated}\n\n`,
         );
       }
-      if (opts.enableSearchAnalytics || opts.analyticsDir || opts.analyticsFlushInterval) {
-        process.stderr.write('note: search analytics are not implemented yet; the analytics options are ignored\n');
-      }
       const processes = opts.processes === 0 ? os.availableParallelism() : opts.processes;
       const serveOpts = {
         dataDir: opts.dataDir,
@@ -75,6 +76,7 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
         enableCors: opts.enableCors,
         logLevel: opts.logLevel,
         cacheNumEntries: opts.cacheNumEntries,
+        analytics: { enabled: opts.enableSearchAnalytics === true, dir: opts.analyticsDir, flushIntervalSec: opts.analyticsFlushInterval },
       };
       let stop: () => Promise<void>;
       let done: Promise<void>;

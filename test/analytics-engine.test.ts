@@ -13,6 +13,7 @@ import { BATCH, COUNTER, QUERY, SEARCH } from '../src/analytics/pending.js';
 import { expandQuery, foundOf, normalizeQuery, queryDocId, userKey } from '../src/analytics/query.js';
 import { putRule, ruleIndex } from '../src/analytics/rules.js';
 import { ANALYTICS_DEFAULTS } from '../src/defaults.js';
+import { actionAllowed } from '../src/keys/scope.js';
 import type { Engine } from '../src/engine.js';
 import { openEngine, tmpDir } from './helpers.js';
 
@@ -109,6 +110,18 @@ describe('query helpers', () => {
     expect(userKey('alice', '1.2.3.4')).toBe('u:alice');
     expect(userKey(undefined, '1.2.3.4')).toBe('ip:1.2.3.4');
     expect(userKey('x'.repeat(1000), '1.2.3.4')).toMatch(/^h:/);
+  });
+});
+
+describe('analytics actions in key scopes', () => {
+  it('lets a resource cover its sub-resources, and nothing that merely starts like it', () => {
+    expect(actionAllowed(['analytics:*'], 'analytics/rules:create')).toBe(true);
+    expect(actionAllowed(['analytics:*'], 'analytics/events:create')).toBe(true);
+    expect(actionAllowed(['analytics/rules:*'], 'analytics/rules:delete')).toBe(true);
+    expect(actionAllowed(['analytics/rules:*'], 'analytics/events:create')).toBe(false);
+    expect(actionAllowed(['analytics/rules:list'], 'analytics/rules:get')).toBe(false);
+    expect(actionAllowed(['analytics:*'], 'analyticsx/rules:create')).toBe(false);
+    expect(actionAllowed(['documents:search'], 'analytics/rules:list')).toBe(false);
   });
 });
 

@@ -32,6 +32,7 @@ import { documentRoutes } from './routes/documents.js';
 import { searchRoutes } from './routes/search.js';
 import { aliasRoutes, keyRoutes, stopwordRoutes } from './routes/admin.js';
 import { opsRoutes } from './routes/ops.js';
+import { analyticsRoutes } from './routes/analytics.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -181,6 +182,7 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
   aliasRoutes(app, ctx);
   keyRoutes(app, ctx);
   stopwordRoutes(app, ctx);
+  analyticsRoutes(app, ctx);
 
   app.register(async (child) => {
     for (const [url, methods] of table) {

@@ -13,6 +13,7 @@ import { createKey, listKeys, purgeExpiredKeys } from '../keys/keys.js';
 import type { Store } from '../storage/store.js';
 import { buildApp, type AppOptions } from './app.js';
 import type { LogLevel } from './log.js';
+import { closeAnalytics, openAnalytics, type AnalyticsServeOptions } from './analytics.js';
 
 export interface ServeOptions {
   dataDir: string;
@@ -29,6 +30,8 @@ export interface ServeOptions {
   cacheNumEntries?: number;
   /** In-flight requests get this long after a stop request, ms (default SERVE_DEFAULTS.shutdownGraceMs). */
   shutdownGraceMs?: number;
+  /** Search analytics (`--enable-search-analytics`, `--analytics-dir`, `--analytics-flush-interval`). */
+  analytics?: AnalyticsServeOptions;
   /** Overrides of the protective limits (tests use short ones). */
   limits?: Pick<AppOptions, 'bodyLimit' | 'maxQueryStringLength' | 'connectionsCheckIntervalMs' | 'headersTimeoutMs' | 'socketIdleTimeoutMs'>;
 }
@@ -50,6 +53,8 @@ export interface ProcessRole {
   afterWrite?: (collection: string) => void;
   /** Purge expired `autodelete` keys on a timer (one process of a cluster does). */
   purgeKeys?: boolean;
+  /** Compact and flush analytics on schedule and at the stop (one process of a cluster does). */
+  analyticsOwner?: boolean;
 }
 
 /** Periodically deletes expired keys that have `autodelete`. Returns a canceller. */
@@ -73,7 +78,7 @@ export async function ensureFirstKey(store: Store, apiKey: string | undefined): 
 
 export async function startServer(opts: ServeOptions, role: ProcessRole = {}): Promise<RunningServer> {
   const engine = Engine.open(opts.dataDir, { ...(role.engine ?? { merges: 'worker' }), searchCacheEntries: opts.cacheNumEntries });
-  const { app, setHealthy } = buildApp({
+  const { app, ctx, setHealthy } = buildApp({
     engine,
     apiKey: opts.apiKey,
     enableCors: opts.enableCors,
@@ -84,11 +89,20 @@ export async function startServer(opts: ServeOptions, role: ProcessRole = {}): P
     ...opts.limits,
   });
   const cancelPurge = role.purgeKeys === false ? () => {} : schedulePurge(engine.store, (e) => app.log.error({ err: e }, 'purging expired keys failed'));
+  const analyticsOwner = role.analyticsOwner ?? true;
   try {
+    if (opts.analytics?.enabled) {
+      ctx.analytics = await openAnalytics(engine, opts.dataDir, opts.analytics, {
+        owner: analyticsOwner,
+        log: (level, msg, fields) => app.log[level](fields ?? {}, msg),
+        afterWrite: role.afterWrite,
+      });
+    }
     await app.listen({ host: opts.address ?? SERVER_DEFAULTS.address, port: opts.port ?? SERVER_DEFAULTS.port });
   } catch (e) {
     cancelPurge();
     await app.close().catch(() => {});
+    await ctx.analytics?.close();
     await engine.close();
     throw e;
   }
@@ -118,6 +132,7 @@ export async function startServer(opts: ServeOptions, role: ProcessRole = {}): P
       } finally {
         clearTimeout(timer);
         clearInterval(sweep);
+        if (ctx.analytics) await closeAnalytics(ctx.analytics, analyticsOwner, (e) => app.log.error({ err: e }, 'the analytics flush at the stop failed'));
         await engine.close();
         app.log.info('stopped');
       }

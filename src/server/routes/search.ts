@@ -13,6 +13,7 @@ import { SEARCH_ACTION } from '../../keys/keys.js';
 import { authorize, target } from '../access.js';
 import type { ServerContext } from '../context.js';
 import { withoutKeys, type Query } from '../params.js';
+import { recordMultiSearch, recordSearch } from './analytics.js';
 
 type P = { collection: string };
 
@@ -29,6 +30,7 @@ export function searchRoutes(app: FastifyInstance, ctx: ServerContext): void {
       const embedded = req.principal?.embedded;
       if (embedded) params = applyEmbedded(params, embedded);
       const json = await ctx.search(req.params.collection, params);
+      await recordSearch(ctx, req, req.params.collection, params, json);
       return reply.type('application/json; charset=utf-8').send(json);
     },
   );
@@ -51,6 +53,7 @@ export function searchRoutes(app: FastifyInstance, ctx: ServerContext): void {
       return p.embedded ? applyEmbedded(merged, p.embedded) : merged;
     });
     const result = await engine.multiSearch(searches, {});
+    await recordMultiSearch(ctx, req, searches, result.results);
     return reply.type('application/json; charset=utf-8').send(stringifyJson(result));
   });
 }
