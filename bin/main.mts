@@ -12,6 +12,7 @@ import { searchCommand } from '../commands/search.js';
 import { stopwordsCommand } from '../commands/stopwords.js';
 import { serveCommand } from '../commands/serve.js';
 import { keysCommand } from '../commands/keys.js';
+import { analyticsCommand } from '../commands/analytics.js';
 import { exploreCommand } from '../commands/explore.js';
 import { UsageError, type ExitCode } from '../commands/common.js';
 import { FathomError } from '../src/errors.js';
@@ -48,10 +49,12 @@ export async function main(argv: string[]): Promise<number> {
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
 
-  const commands = [collectionsCommand(run), importCommand(run), exportCommand(run), documentsCommand(run), searchCommand(run), stopwordsCommand(run), exploreCommand(run), serveCommand(run), keysCommand(run)];
+  const commands = [collectionsCommand(run), importCommand(run), exportCommand(run), documentsCommand(run), searchCommand(run), stopwordsCommand(run), exploreCommand(run), serveCommand(run), keysCommand(run), analyticsCommand(run)];
   for (const c of commands) {
     program.addCommand(c);
-    for (const sub of [c, ...c.commands]) {
+    // (every level: `fathom analytics rules list` nests two deep)
+    const all = (x: Command): Command[] => [x, ...x.commands.flatMap((y) => all(y as Command))];
+    for (const sub of all(c)) {
       sub.exitOverride();
       sub.option('--debug', 'show stack traces on errors');
       sub.configureOutput({ writeErr: (s) => process.stderr.write(s) });
