@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { decideUser, type LoggedSearch } from '../src/analytics/aggregate.js';
 import { Analytics } from '../src/analytics/analytics.js';
 import { applyBatchOnce, emptyReport, sealBatch, waitingBatches } from '../src/analytics/flush.js';
-import { BATCH, COUNTER, QUERY, SEARCH } from '../src/analytics/pending.js';
+import { BATCH, EVENT, META, QUERY, SEARCH } from '../src/analytics/pending.js';
 import { expandQuery, foundOf, normalizeQuery, queryDocId, userKey } from '../src/analytics/query.js';
 import { putRule, ruleIndex } from '../src/analytics/rules.js';
 import { ANALYTICS_DEFAULTS } from '../src/defaults.js';
@@ -164,13 +164,14 @@ describe('compaction and flushes', () => {
     const s = await setup(100_000);
     opened.push(s);
     const rule = ruleIndex(s.engine.store).bySource.get('products')![0]!;
-    const old = Date.now() - 60_000;
     const users = ANALYTICS_DEFAULTS.compactChunk * 2 + 123;
-    // Each user typed `q<i % 7>x` then, within the pause, `q<i % 7>`: only the second counts.
+    const old = Date.now() - users * 10 - 60_000;
+    // User i typed `q<i % 7>x` then, within the pause, `q<i % 7>`: only the second counts. Users
+    // start 10 ms apart, so each compaction transaction sees a window of the log.
     await s.analytics.pending.db.transaction(() => {
       for (let i = 0; i < users; i++) {
-        s.analytics.pending.db.put([SEARCH, `u:${i}`, old, 1, 2 * i], [[rule.id, `q${i % 7}x`]]);
-        s.analytics.pending.db.put([SEARCH, `u:${i}`, old + 500, 1, 2 * i + 1], [[rule.id, `q${i % 7}`]]);
+        s.analytics.pending.db.put([SEARCH, old + i * 10, 1, 2 * i], [`u:${i}`, [[rule.id, `q${i % 7}x`]]]);
+        s.analytics.pending.db.put([SEARCH, old + i * 10 + 3000, 1, 2 * i + 1], [`u:${i}`, [[rule.id, `q${i % 7}`]]]);
       }
     });
     expect(await s.analytics.compact()).toBe(users * 2);
@@ -200,6 +201,7 @@ describe('compaction and flushes', () => {
     opened.push(s);
     await s.analytics.recordEvent({ type: 'click', name: 'click', data: { doc_id: '1', user_id: 'u' } });
     // A flush cut after step 2: sealed, applied to the data directory, not dropped.
+    await s.analytics.compact();
     const id = await sealBatch(s.analytics.pending);
     expect(id).toBe(1);
     await applyBatchOnce(s.engine, s.analytics.pending, waitingBatches(s.analytics.pending)[0]!, emptyReport(), () => {});
@@ -221,6 +223,7 @@ describe('compaction and flushes', () => {
     const s = await setup();
     opened.push(s);
     await s.analytics.recordEvent({ type: 'click', name: 'click', data: { doc_id: '2', user_id: 'u' } });
+    await s.analytics.compact();
     await sealBatch(s.analytics.pending);
     expect(popularity(s.engine, '2')).toBeUndefined();
     await s.analytics.close();
@@ -255,11 +258,14 @@ describe('compaction and flushes', () => {
     await s.analytics.recordEvent({ type: 'click', name: 'click', data: { doc_id: '3', user_id: 'u' } });
     await s.analytics.flush();
     await s.analytics.recordEvent({ type: 'click', name: 'click', data: { doc_id: '3', user_id: 'u' } });
+    await s.analytics.compact(); // (pending as a count)
+    await s.analytics.recordEvent({ type: 'click', name: 'click', data: { doc_id: '3', user_id: 'u' } }); // (still in the log)
     const { deleteRule } = await import('../src/analytics/rules.js');
     await deleteRule(s.engine.store, 'clicks');
     expect(await s.analytics.flush()).toMatchObject({ counters: 0, dropped: 1 });
     expect(popularity(s.engine, '3')).toBe(2);
-    expect([...s.analytics.pending.db.getKeys({ start: [COUNTER], end: [BATCH + 1] })]).toEqual([]);
+    expect([...s.analytics.pending.db.getKeys({ start: [SEARCH], end: [META] })]).toEqual([]);
+    expect([...s.analytics.pending.db.getKeys({ start: [EVENT], end: [EVENT + 1] })]).toEqual([]);
     await expect(s.analytics.recordEvent({ type: 'click', name: 'click', data: { doc_id: '3', user_id: 'u' } })).rejects.toThrow(/no analytics rule has an event named `click`/);
   });
 });

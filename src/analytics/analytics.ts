@@ -1,12 +1,13 @@
 /**
  * src/analytics/analytics.ts: search analytics for one process serving a data directory.
  *
- *   search answered ─ recordSearch ─▶ [SEARCH, user, ts, ...]   (durable before the answer)
+ *   search answered ─ recordSearch ─▶ [SEARCH, ts, ...]  ┐ committed before the answer
+ *   event accepted ── recordEvent ──▶ [EVENT, ts, ...]   ┘
  *                                        │ compact: every few seconds, and before a flush
- *                                        ▼
- *   event accepted ─ recordEvent ──▶ [QUERY, rule, q] += 1, [COUNTER, rule, doc] += weight
+ *                                        ▼ (searches once the 4-second pause has passed)
+ *                                    [QUERY, rule, q] += 1, [COUNTER, rule, doc] += weight
  *                                        │ flush: every --analytics-flush-interval,
- *                                        ▼ POST /analytics/flush, graceful stop
+ *                                        ▼ POST /analytics/flush, the graceful stop
  *                                    destination collections (data directory)
  *
  * Every process serving the directory opens one of these over the same analytics directory;
@@ -20,7 +21,7 @@ import type { Engine } from '../engine.js';
 import { isPlainObject } from '../json.js';
 import { decideUser, type LoggedSearch } from './aggregate.js';
 import { applyBatchOnce, dropBatch, emptyReport, sealBatch, waitingBatches, type FlushReport } from './flush.js';
-import { COUNTER, DISTINCT, QUERY, SEARCH, openPending, type PendingKey, type PendingStore } from './pending.js';
+import { COUNTER, DISTINCT, EVENT, QUERY, SEARCH, openPending, type PendingKey, type PendingStore } from './pending.js';
 import { analyticsDisabled, expandQuery, foundOf, normalizeQuery } from './query.js';
 import { EVENT_TYPES, ruleIndex, type RuleEvent, type StoredRule } from './rules.js';
 
@@ -49,6 +50,8 @@ export class Analytics {
   private readonly log: AnalyticsLog;
   private readonly afterWrite?: (collection: string) => void;
   private n = 0;
+  private queued: Array<() => void> = [];
+  private batch?: Promise<void>;
   private compacting?: Promise<number>;
   private flushing: Promise<unknown> = Promise.resolve();
   private timers: NodeJS.Timeout[] = [];
@@ -78,7 +81,7 @@ export class Analytics {
 
   /**
    * Logs one answered search for the query rules whose source is `collection`; resolves once
-   * the log entry is durable (the caller answers after that). Returns undefined, having done
+   * the log entry is committed (inTransaction; the caller answers after that). Returns undefined, having done
    * nothing, when no rule wants the search. Hot: every search of a served directory.
    */
   recordSearch(collection: string, params: Record<string, unknown>, answer: SearchAnswer, user: string): Promise<void> | undefined {
@@ -99,10 +102,38 @@ export class Analytics {
       } else entry.push([r.id, q]);
     }
     if (entry.length === 0) return undefined;
-    const { db, env } = this.pending;
+    const { db } = this.pending;
     const n = ++this.n;
     // The time is taken inside the transaction, so entries are in commit order (aggregate.ts).
-    return db.childTransaction(() => db.put([SEARCH, user, Date.now(), process.pid, n], entry)).then(() => env.flushed) as Promise<void>;
+    return this.inTransaction(() => db.put([SEARCH, Date.now(), process.pid, n], [user, entry]));
+  }
+
+  /**
+   * Runs `op` in the next write transaction of the analytics directory, with every other op
+   * queued before that transaction starts, and resolves once it is committed. One
+   * transaction callback per batch instead of one per request: callbacks cross from LMDB's
+   * writer thread to this one, and per request that cost more than the writes themselves.
+   *
+   * The analytics directory commits synchronously (pending.ts: no overlapping sync), so a
+   * commit is on disk when it resolves: the answer waits for one disk flush, shared by every
+   * request in the batch.
+   */
+  private inTransaction(op: () => void): Promise<void> {
+    this.queued.push(op);
+    if (this.batch) return this.batch;
+    const { db } = this.pending;
+    let ran = false;
+    const batch = (
+      db.childTransaction(() => {
+        ran = true;
+        const ops = this.queued;
+        this.queued = [];
+        this.batch = undefined; // ops queued from now on go into the next transaction
+        for (const o of ops) o();
+      }) as Promise<unknown>
+    ).then(() => undefined);
+    if (!ran) this.batch = batch;
+    return batch;
   }
 
   /** Checks an event against the rules; returns what it increments. */
@@ -124,46 +155,54 @@ export class Analytics {
     return { rule: hit.rule, event: hit.event, docId: data.doc_id };
   }
 
-  /** Accepts one event: its weight is added to the pending count of its document; resolves once durable. */
+  /** Accepts one event: logged with its rule and weight, resolving once committed (inTransaction); compaction adds it to its document's count. */
   async recordEvent(body: unknown): Promise<void> {
     const { rule, event, docId } = this.parseEvent(body);
-    const { db, env } = this.pending;
-    await db.childTransaction(() => {
-      const key: PendingKey = [COUNTER, rule.id, docId];
-      const cur = db.get(key) as number | undefined;
-      if (cur === undefined && !this.takeDistinct(rule, 'c', ANALYTICS_DEFAULTS.maxPendingCounters)) return;
-      db.put(key, (cur ?? 0) + event.weight);
-    });
-    await env.flushed;
+    const { db } = this.pending;
+    const n = ++this.n;
+    await this.inTransaction(() => db.put([EVENT, Date.now(), process.pid, n], [rule.id, docId, event.weight]));
   }
 
   /** Inside a transaction: counts one more distinct pending key for a rule, unless it has `cap`. */
-  private takeDistinct(rule: StoredRule, kind: 'q' | 'c', cap: number): boolean {
+  private takeDistinct(ruleId: number, kind: 'q' | 'c', cap: number): boolean {
     const { db } = this.pending;
-    const key: PendingKey = [DISTINCT, rule.id, kind];
+    const key: PendingKey = [DISTINCT, ruleId, kind];
     const n = (db.get(key) as number | undefined) ?? 0;
     if (n >= cap) return false;
     db.put(key, n + 1);
     return true;
   }
 
+  /** Inside a transaction: adds `n` to a pending count, unless it would be a new key beyond the rule's cap. */
+  private addPending(area: typeof QUERY | typeof COUNTER, ruleId: number, key: string, n: number, cap: number): void {
+    const { db } = this.pending;
+    const k: PendingKey = [area, ruleId, key];
+    const cur = db.get(k) as number | undefined;
+    if (cur === undefined && !this.takeDistinct(ruleId, area === QUERY ? 'q' : 'c', cap)) return;
+    db.put(k, (cur ?? 0) + n);
+  }
+
   /**
-   * Decides the logged searches whose pause has passed (aggregate.ts) and adds the ones
-   * that count to their rules' pending counts, in transactions of about
-   * ANALYTICS_DEFAULTS.compactChunk searches. Resolves with the number decided.
+   * Folds the logs into the pending counts: events all, searches once the pause after them
+   * has passed (aggregate.ts), in transactions of about ANALYTICS_DEFAULTS.compactChunk
+   * entries. Resolves with the number of log entries folded.
    */
   compact(): Promise<number> {
     this.compacting ??= (async () => {
       let total = 0;
-      let start: PendingKey = [SEARCH];
+      const { db, env } = this.pending;
       try {
-        for (;;) {
-          const r = (await this.pending.db.childTransaction(() => this.compactChunk(start))) as { decided: number; next?: PendingKey };
+        for (let start: PendingKey | undefined = [SEARCH]; start; ) {
+          const r = (await db.childTransaction(() => this.compactSearches(start!))) as { decided: number; next?: PendingKey };
           total += r.decided;
-          if (!r.next) break;
           start = r.next;
         }
-        await this.pending.env.flushed;
+        for (;;) {
+          const folded = (await db.childTransaction(() => this.compactEvents())) as number;
+          total += folded;
+          if (folded < ANALYTICS_DEFAULTS.compactChunk) break;
+        }
+        await env.flushed;
         return total;
       } finally {
         this.compacting = undefined;
@@ -172,50 +211,69 @@ export class Analytics {
     return this.compacting;
   }
 
-  /** One compaction transaction from `start`: whole users, about compactChunk searches. */
-  private compactChunk(start: PendingKey): { decided: number; next?: PendingKey } {
+  /**
+   * One transaction's worth of the search log from `start`, in time order. A search is
+   * decided once every search that could cancel it (the same user's, within the pause
+   * after it) has been read: when the read reached the end of the log, that is every search
+   * older than the pause; when it stopped at time T, every search older than T - pause.
+   * Those form a prefix of the log; they are removed and what counts is added.
+   */
+  private compactSearches(start: PendingKey): { decided: number; next?: PendingKey } {
     const { db } = this.pending;
-    const now = Date.now();
-    const byId = ruleIndex(this.engine.store).byId;
-    const groups: Array<{ keys: PendingKey[]; entries: LoggedSearch[] }> = [];
-    let user: unknown;
-    let seen = 0;
-    let next: PendingKey | undefined;
+    const pause = ANALYTICS_DEFAULTS.pauseMs;
+    const read: Array<{ key: PendingKey; user: string; entry: LoggedSearch }> = [];
+    let horizon = Date.now(); // (inside the transaction: every search logged before it is visible)
+    let atEnd = true;
     for (const { key, value } of db.getRange({ start, end: [SEARCH + 1] })) {
-      if (key[1] !== user) {
-        if (seen >= ANALYTICS_DEFAULTS.compactChunk) {
-          next = [SEARCH, user as string, Number.MAX_VALUE];
-          break;
-        }
-        user = key[1];
-        groups.push({ keys: [], entries: [] });
+      const ts = key[1] as number;
+      // Stop once enough is read and the first search's pause lies inside what was read.
+      if (read.length >= ANALYTICS_DEFAULTS.compactChunk && ts - read[0]!.entry.ts > pause + 1) {
+        horizon = ts;
+        atEnd = false;
+        break;
       }
-      const g = groups[groups.length - 1]!;
-      g.keys.push(key);
-      g.entries.push({ ts: key[2] as number, rules: value as Array<[number, string]> });
-      seen++;
+      const [user, rules] = value as [string, Array<[number, string]>];
+      read.push({ key, user, entry: { ts, rules } });
     }
-    let decided = 0;
-    for (const g of groups) {
-      const d = decideUser(g.entries, now, ANALYTICS_DEFAULTS.pauseMs);
-      for (let i = 0; i < d.decided; i++) db.remove(g.keys[i]!);
-      decided += d.decided;
-      for (const [ruleId, q] of d.counted) {
+    const byUser = new Map<string, LoggedSearch[]>();
+    for (const r of read) {
+      let list = byUser.get(r.user);
+      if (!list) byUser.set(r.user, (list = []));
+      list.push(r.entry);
+    }
+    const byId = ruleIndex(this.engine.store).byId;
+    for (const list of byUser.values()) {
+      for (const [ruleId, q] of decideUser(list, horizon, pause).counted) {
         const rule = byId.get(ruleId);
-        if (!rule || rule.type === 'counter') continue; // deleted meanwhile
-        const key: PendingKey = [QUERY, ruleId, q];
-        const cur = db.get(key) as number | undefined;
-        const cap = (rule.params.limit ?? ANALYTICS_DEFAULTS.limit) * ANALYTICS_DEFAULTS.pendingQueriesPerLimit;
-        if (cur === undefined && !this.takeDistinct(rule, 'q', cap)) continue;
-        db.put(key, (cur ?? 0) + 1);
+        if (!rule || rule.type === 'counter') continue; // deleted (or replaced) meanwhile
+        this.addPending(QUERY, ruleId, q, 1, (rule.params.limit ?? ANALYTICS_DEFAULTS.limit) * ANALYTICS_DEFAULTS.pendingQueriesPerLimit);
       }
     }
-    return { decided, next };
+    // Decided: exactly the searches older than horizon - pause, a prefix of what was read.
+    let decided = 0;
+    while (decided < read.length && horizon - read[decided]!.entry.ts > pause) db.remove(read[decided++]!.key);
+    return { decided, next: atEnd ? undefined : [SEARCH, horizon - pause] };
   }
 
-  /** True when searches are logged and not yet decided. */
-  private hasLoggedSearches(): boolean {
-    for (const _ of this.pending.db.getKeys({ start: [SEARCH], end: [SEARCH + 1], limit: 1 })) return true;
+  /** One transaction's worth of the event log: each event's weight added to its document's pending count. */
+  private compactEvents(): number {
+    const { db } = this.pending;
+    const byId = ruleIndex(this.engine.store).byId;
+    let n = 0;
+    for (const { key, value } of db.getRange({ start: [EVENT], end: [EVENT + 1], limit: ANALYTICS_DEFAULTS.compactChunk })) {
+      db.remove(key);
+      n++;
+      const [ruleId, docId, weight] = value as [number, string, number];
+      if (byId.get(ruleId)?.type !== 'counter') continue; // deleted meanwhile
+      this.addPending(COUNTER, ruleId, docId, weight, ANALYTICS_DEFAULTS.maxPendingCounters);
+    }
+    return n;
+  }
+
+  /** True when the search or event log holds anything. */
+  private hasLogged(): boolean {
+    const { db } = this.pending;
+    for (const area of [SEARCH, EVENT]) for (const _ of db.getKeys({ start: [area], end: [area + 1], limit: 1 })) return true;
     return false;
   }
 
@@ -273,7 +331,7 @@ export class Analytics {
       t.unref();
       this.timers.push(t);
     };
-    every(ANALYTICS_DEFAULTS.compactIntervalMs, async () => (this.hasLoggedSearches() ? this.compact() : 0), 'compaction');
+    every(ANALYTICS_DEFAULTS.compactIntervalMs, async () => (this.hasLogged() ? this.compact() : 0), 'compaction');
     every(this.flushIntervalSec * 1000, () => this.flush(), 'flush');
   }
 

@@ -39,7 +39,7 @@ function userOf(req: FastifyRequest): string {
 
 /**
  * Records an answered search for the analytics rules on its collection (a no-op without
- * analytics or rules); resolves once the record is durable. Never fails the search: an
+ * analytics or rules); resolves once the record is committed. Never fails the search: an
  * analytics error is logged and the answer still goes out.
  */
 export function recordSearch(ctx: ServerContext, req: FastifyRequest, collection: string, params: Record<string, unknown>, answer: SearchAnswer): Promise<void> | undefined {
