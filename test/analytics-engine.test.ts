@@ -104,6 +104,9 @@ describe('query helpers', () => {
     expect(expandQuery('secret gar', JSON.stringify(answer))).toBe('secret garden');
     expect(expandQuery('kni', answer)).toBe('kni');
     expect(expandQuery('gar', { hits: [] })).toBe('gar');
+    // A word typed whole stays, even when the top hit also holds a longer word it starts.
+    const both = { hits: [{ highlights: [{ field: 'tags', matched_tokens: [['Gardening'], ['garden']] }] }] };
+    expect(expandQuery('garden', both)).toBe('garden');
   });
 
   it('groups searches by user id, else by address, and hashes very long ids', () => {

@@ -54,7 +54,7 @@ type Hit = { highlights?: Array<{ matched_tokens?: unknown }> };
  * With `expand_query`, the query with its last word replaced by the word it completed to in
  * the top hit (the first matched token of the top hit's highlights that starts with it): the
  * user who typed `gar` and got `Garden` first records `garden`. Unchanged when there is no
- * hit, or no matched token extends the last word.
+ * hit, when the top hit matched the word itself, or when no matched token extends it.
  */
 export function expandQuery(q: string, answer: string | { hits?: unknown; grouped_hits?: unknown }): string {
   let obj: { hits?: unknown; grouped_hits?: unknown };
@@ -71,13 +71,10 @@ export function expandQuery(q: string, answer: string | { hits?: unknown; groupe
   if (!top || !Array.isArray(top.highlights)) return q;
   const space = q.lastIndexOf(' ');
   const last = q.slice(space + 1);
-  for (const h of top.highlights) {
-    for (const t of flatten(h.matched_tokens)) {
-      const w = t.toLowerCase();
-      if (w.length > last.length && w.startsWith(last)) return q.slice(0, space + 1) + w;
-    }
-  }
-  return q;
+  const tokens = top.highlights.flatMap((h) => flatten(h.matched_tokens)).map((t) => t.toLowerCase());
+  if (tokens.includes(last)) return q; // the word was typed whole
+  const completed = tokens.find((w) => w.length > last.length && w.startsWith(last));
+  return completed === undefined ? q : q.slice(0, space + 1) + completed;
 }
 
 function flatten(v: unknown): string[] {
