@@ -93,8 +93,9 @@ async function queryCounts(port: number): Promise<Record<string, number>> {
 }
 
 describe('analytics across server processes', () => {
-  it('counts a user whose searches land on different processes once, and every event exactly once', async () => {
-    const s = await serve(dataDirPath(), 2);
+  it('counts a user whose searches land on different processes once, every event exactly once, and flushes at the stop', async () => {
+    const dir = dataDirPath();
+    const s = await serve(dir, 2);
     await setUp(s.port);
     // 300 clicks, 30 at a time, each on a connection of its own.
     let accepted = 0;
@@ -118,8 +119,11 @@ describe('analytics across server processes', () => {
     expect((await request(s.port, 'POST', '/analytics/flush')).json).toMatchObject({ ok: true, batches: 1, counters: 1, queries: 1 });
     expect((await request(s.port, 'GET', '/collections/products/documents/1')).json.popularity).toBe(300);
     expect(await queryCounts(s.port)).toEqual({ tent: 2 });
+    // Pending at the stop: the primary flushes once the workers have stopped.
+    for (let i = 0; i < 7; i++) expect((await request(s.port, 'POST', '/analytics/events', click('2'))).status).toBe(201);
     s.child.kill('SIGTERM');
     expect((await s.exited).code).toBe(0);
+    expect(JSON.parse((await cli(['documents', 'get', 'products', '2', '-d', dir])).stdout).popularity).toBe(7);
   });
 });
 

@@ -30,7 +30,8 @@ export function searchRoutes(app: FastifyInstance, ctx: ServerContext): void {
       const embedded = req.principal?.embedded;
       if (embedded) params = applyEmbedded(params, embedded);
       const json = await ctx.search(req.params.collection, params);
-      await recordSearch(ctx, req, req.params.collection, params, json);
+      const recorded = recordSearch(ctx, req, req.params.collection, params, json);
+      if (recorded) await recorded;
       return reply.type('application/json; charset=utf-8').send(json);
     },
   );
@@ -53,7 +54,7 @@ export function searchRoutes(app: FastifyInstance, ctx: ServerContext): void {
       return p.embedded ? applyEmbedded(merged, p.embedded) : merged;
     });
     const result = await engine.multiSearch(searches, {});
-    await recordMultiSearch(ctx, req, searches, result.results);
+    if (ctx.analytics) await recordMultiSearch(ctx, req, searches, result.results);
     return reply.type('application/json; charset=utf-8').send(stringifyJson(result));
   });
 }
