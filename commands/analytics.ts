@@ -7,6 +7,8 @@
  * analytics directory into the destination collections now (safe while servers run: a
  * flush is transactional and any number may run at once).
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { Command } from 'commander';
 import { ANALYTICS_DEFAULTS } from '../src/defaults.js';
 import { out, printJson, readAllInput, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
@@ -93,8 +95,15 @@ export function analyticsCommand(run: (fn: () => Promise<ExitCode>) => Promise<v
     run(async () => {
       const { Analytics } = await import('../src/analytics/analytics.js');
       const { analyticsDirFor } = await import('../src/analytics/pending.js');
+      const dir = analyticsDirFor(opts.dataDir, opts.analyticsDir, ANALYTICS_DEFAULTS.dirName);
+      if (!fs.existsSync(path.join(dir, 'data.mdb'))) {
+        // (nothing was ever recorded there; do not create it)
+        if (opts.json) await printJson({ batches: 0, queries: 0, counters: 0, trimmed: 0, skipped_documents: 0, failed: 0, dropped: 0 });
+        else await out(`nothing pending to flush (no analytics directory at ${dir})\n`);
+        return;
+      }
       const report = await withEngine(opts.dataDir, async (engine) => {
-        const a = new Analytics(engine, { dir: analyticsDirFor(opts.dataDir, opts.analyticsDir, ANALYTICS_DEFAULTS.dirName) });
+        const a = new Analytics(engine, { dir });
         try {
           return await a.flush();
         } finally {

@@ -5,6 +5,7 @@
  * (Needs `node bin/build.mjs` first, as every test that runs the binary.)
  */
 import http from 'node:http';
+import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -176,6 +177,13 @@ describe('fathom analytics', () => {
     expect(JSON.parse((await cli(['analytics', 'rules', 'get', 'suggestions', '-d', dir])).stdout)).toEqual({ name: 'suggestions', ...rule });
     expect(JSON.parse((await cli(['analytics', 'rules', 'delete', 'suggestions', '-d', dir])).stdout)).toEqual({ name: 'suggestions' });
     expect((await cli(['analytics', 'rules', 'list', '-d', dir])).stdout).toBe('no analytics rules\n');
+  });
+
+  it('flushes nothing, and creates nothing, where analytics never ran', async () => {
+    const r = await cli(['analytics', 'flush', '-d', dir]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`nothing pending to flush (no analytics directory at ${path.join(dir, 'analytics')})\n`);
+    expect(fs.existsSync(path.join(dir, 'analytics'))).toBe(false);
   });
 
   it('reports a bad rule in one line with a non-zero status', async () => {
