@@ -206,13 +206,12 @@ export class Engine {
    */
   async writeTogether<T>(fn: (apply: (collection: string, ops: BatchOp[]) => OpResult[]) => T): Promise<{ result: T; written: string[] }> {
     const written = new Set<string>();
-    const result = await write(this.store, () => {
-      written.clear(); // (a retried callback starts again)
-      return fn((c, ops) => {
+    const result = await write(this.store, () =>
+      fn((c, ops) => {
         written.add(c);
         return applyBatch(this.store, c, ops, this.hooks);
-      });
-    });
+      }),
+    );
     for (const c of written) this.afterWrite(c);
     return { result, written: [...written] };
   }

@@ -205,7 +205,6 @@ export async function applyBatchOnce(engine: Engine, p: PendingStore, batch: Bat
   const store = engine.store;
   const part = emptyReport();
   const { result: applied, written } = await engine.writeTogether((apply) => {
-    Object.assign(part, emptyReport()); // (a retried callback starts again)
     const done = (store.aux.get(appliedKey(p.id)) as number | undefined) ?? 0;
     if (done >= batch.id) return false;
     const rules = ((store.aux.get(RULES_KEY) as { rules: Record<string, StoredRule> } | undefined)?.rules ?? {}) as Record<string, StoredRule>;
