@@ -13,6 +13,7 @@ import { stopwordsCommand } from '../commands/stopwords.js';
 import { serveCommand } from '../commands/serve.js';
 import { keysCommand } from '../commands/keys.js';
 import { snapshotCommand } from '../commands/snapshot.js';
+import { analyticsCommand } from '../commands/analytics.js';
 import { exploreCommand } from '../commands/explore.js';
 import { conversationsCommand } from '../commands/conversations.js';
 import { askCommand } from '../commands/ask.js';
@@ -51,11 +52,11 @@ export async function main(argv: string[]): Promise<number> {
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
 
-  const commands = [collectionsCommand(run), importCommand(run), exportCommand(run), documentsCommand(run), searchCommand(run), stopwordsCommand(run), exploreCommand(run), serveCommand(run), keysCommand(run), conversationsCommand(run), askCommand(run), snapshotCommand(run)];
+  const commands = [collectionsCommand(run), importCommand(run), exportCommand(run), documentsCommand(run), searchCommand(run), stopwordsCommand(run), exploreCommand(run), serveCommand(run), keysCommand(run), conversationsCommand(run), askCommand(run), snapshotCommand(run), analyticsCommand(run)];
   for (const c of commands) {
     program.addCommand(c);
     // every level: `fathom conversations models create` is three deep
-    const all = (x: Command): Command[] => [x, ...x.commands.flatMap(all)];
+    const all = (x: Command): Command[] => [x, ...x.commands.flatMap((y) => all(y as Command))];
     for (const sub of all(c)) {
       sub.exitOverride();
       sub.option('--debug', 'show stack traces on errors');

@@ -62,6 +62,17 @@ export function parseIntOption(name: string, min: number, max: number) {
   };
 }
 
+/** A flag that may also be written `--flag true` / `--flag=false` (as the reference's server takes it). */
+export function parseBool(name: string) {
+  return (v: string | undefined): boolean => {
+    if (v === undefined) return true;
+    const s = v.toLowerCase();
+    if (s === 'true' || s === '1') return true;
+    if (s === 'false' || s === '0') return false;
+    throw new UsageError(`--${name} must be true or false, got "${v}"`);
+  };
+}
+
 export function parseChoice<T extends string>(name: string, choices: readonly T[]) {
   return (v: string): T => {
     if (!(choices as readonly string[]).includes(v)) throw new UsageError(`--${name} must be one of ${choices.join(', ')}, got "${v}"`);

@@ -7,8 +7,8 @@
  */
 import os from 'node:os';
 import { Command, Option } from 'commander';
-import { CLUSTER_DEFAULTS, SEARCH_CACHE_ENTRIES, SERVER_DEFAULTS, SERVE_DEFAULTS } from '../src/defaults.js';
-import { parseChoice, parseIntOption, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
+import { ANALYTICS_DEFAULTS, CLUSTER_DEFAULTS, SEARCH_CACHE_ENTRIES, SERVER_DEFAULTS, SERVE_DEFAULTS } from '../src/defaults.js';
+import { parseBool, parseChoice, parseIntOption, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -23,7 +23,7 @@ interface Opts {
   cacheNumEntries: number;
   enableSearchAnalytics?: boolean;
   analyticsDir?: string;
-  analyticsFlushInterval?: number;
+  analyticsFlushInterval: number;
   cluster?: string;
   nodeName?: string;
   healthyReadLag: number;
@@ -50,9 +50,13 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
         .argParser(parseIntOption('cache-num-entries', 0, 10_000_000))
         .default(SEARCH_CACHE_ENTRIES),
     )
-    .option('--enable-search-analytics', 'accepted for compatibility; analytics are not implemented yet')
-    .option('--analytics-dir <dir>', 'accepted for compatibility; analytics are not implemented yet')
-    .addOption(new Option('--analytics-flush-interval <seconds>', 'accepted for compatibility').argParser(parseIntOption('analytics-flush-interval', 60, 86_400 * 365)))
+    .addOption(new Option('--enable-search-analytics [bool]', 'record searches and accept events for the analytics rules (`fathom analytics`)').argParser(parseBool('enable-search-analytics')))
+    .option('--analytics-dir <dir>', "where pending analytics live, an LMDB environment of their own (default: <data-dir>/analytics)")
+    .addOption(
+      new Option('--analytics-flush-interval <seconds>', 'seconds between flushes of aggregated queries and counters into their collections')
+        .argParser(parseIntOption('analytics-flush-interval', ANALYTICS_DEFAULTS.minFlushIntervalSec, ANALYTICS_DEFAULTS.maxFlushIntervalSec))
+        .default(ANALYTICS_DEFAULTS.flushIntervalSec),
+    )
     .option('--cluster <urls>', 'join a cluster replicated through NATS JetStream: comma-separated NATS URLs, this node\'s own server first')
     .option('--node-name <name>', 'this node\'s name in the cluster (default: the host name and port)')
     .addOption(
@@ -93,9 +97,6 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
           `No --api-key given and no keys in ${opts.dataDir}: created an admin key. It is shown only this once; keep it safe:\n\n    ${generated}\n\n`,
         );
       }
-      if (opts.enableSearchAnalytics || opts.analyticsDir || opts.analyticsFlushInterval) {
-        process.stderr.write('note: search analytics are not implemented yet; the analytics options are ignored\n');
-      }
       const processes = opts.processes === 0 ? os.availableParallelism() : opts.processes;
       const serveOpts = {
         dataDir: opts.dataDir,
@@ -117,6 +118,7 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
               },
             }
           : {}),
+        analytics: { enabled: opts.enableSearchAnalytics === true, dir: opts.analyticsDir, flushIntervalSec: opts.analyticsFlushInterval },
       };
       let stop: () => Promise<void>;
       let done: Promise<void>;

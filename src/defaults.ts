@@ -254,6 +254,42 @@ export const KEY_LIMITS = {
 } as const;
 
 // ---------------------------------------------------------------------------
+// Search analytics (src/analytics/)
+// ---------------------------------------------------------------------------
+
+export const ANALYTICS_DEFAULTS = {
+  /** Seconds between flushes of aggregated queries and counters into their collections (`--analytics-flush-interval`). */
+  flushIntervalSec: 3600,
+  /** Smallest `--analytics-flush-interval` (the reference's minimum). */
+  minFlushIntervalSec: 60,
+  /** Largest `--analytics-flush-interval` (a year). */
+  maxFlushIntervalSec: 86_400 * 365,
+  /** The pending-state environment's directory under the data directory when `--analytics-dir` is not given. */
+  dirName: 'analytics',
+  /** A user's search counts only after this long (ms) without another from the same user (spec: 4 seconds). */
+  pauseMs: 4000,
+  /** How often the owning process turns searches older than the pause into counts (ms); bounds the pending log. */
+  compactIntervalMs: 5000,
+  /** Searches decided per compaction transaction, so that one never holds the writer long. */
+  compactChunk: 5000,
+  /** `params.limit` of query rules when not given; range 1..maxLimit. */
+  limit: 1000,
+  maxLimit: 100_000,
+  /** Distinct queries a rule keeps pending between flushes, as a multiple of its limit (more are dropped, as the reference does). */
+  pendingQueriesPerLimit: 10,
+  /** Distinct documents a counter rule keeps pending between flushes (more are dropped). */
+  maxPendingCounters: 1_000_000,
+  /** Longest query recorded, in UTF-8 bytes after normalising; longer ones are not recorded (a query is part of a database key). */
+  maxQueryBytes: 1024,
+  /** User ids (header, parameter) longer than this many UTF-8 bytes are replaced by a hash of them. */
+  maxUserIdLength: 256,
+  /** Largest absolute counter event `weight`. */
+  maxWeight: 1_000_000,
+  /** Longest rule or event name, in characters. */
+  maxNameLength: 256,
+} as const;
+
+// ---------------------------------------------------------------------------
 // fathom serve (the HTTP daemon), beyond SERVER_DEFAULTS
 // ---------------------------------------------------------------------------
 

@@ -227,6 +227,25 @@ export class Engine {
     return results;
   }
 
+  /**
+   * Runs `fn` in one write transaction in which `apply(collection, ops)` applies a batch as
+   * writeBatch does (hooks included, no embedding); several collections and other records
+   * commit together or not at all (an analytics flush: the destination documents and the
+   * record of what was applied). Resolves with fn's result and the collections written,
+   * once durable.
+   */
+  async writeTogether<T>(fn: (apply: (collection: string, ops: BatchOp[]) => OpResult[]) => T): Promise<{ result: T; written: string[] }> {
+    const written = new Set<string>();
+    const result = await write(this.store, () =>
+      fn((c, ops) => {
+        written.add(c);
+        return applyBatch(this.store, c, ops, this.hooks);
+      }),
+    );
+    for (const c of written) this.afterWrite(c);
+    return { result, written: [...written] };
+  }
+
   private async single(collection: string, op: BatchOp): Promise<OpResult & { ok: true }> {
     const [r] = await this.writeBatch(collection, [op]);
     if (!r!.ok) throw r!.error;

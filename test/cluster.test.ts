@@ -53,7 +53,7 @@ const urlsFor = (i: number) => [nats.urls[i]!, ...nats.urls.filter((_, j) => j !
 beforeAll(async () => {
   if (!HAVE_NATS) return;
   nats = await startNats(3);
-  for (let i = 0; i < 3; i++) nodes.push(await fathomNode(`node${i + 1}`, urlsFor(i), KEY, ['--cluster-snapshot-every', '400', '--cluster-snapshot-keep', '50']));
+  for (let i = 0; i < 3; i++) nodes.push(await fathomNode(`node${i + 1}`, urlsFor(i), KEY, ['--cluster-snapshot-every', '400', '--cluster-snapshot-keep', '50', '--enable-search-analytics']));
   await Promise.all(nodes.map((n) => n.start()));
 }, 120_000);
 
@@ -92,6 +92,23 @@ describe.skipIf(!HAVE_NATS)('a three-node cluster', () => {
       expect((await call(n, 'GET', '/collections')).json()[0].created_at).toBe((await call(a, 'GET', '/collections')).json()[0].created_at);
     }
   });
+
+  it('counts searches made on different nodes once each in a popular-queries collection', async () => {
+    const [a, b, c] = nodes as [FathomNode, FathomNode, FathomNode];
+    expect((await call(a, 'POST', '/collections', { name: 'item_queries', fields: [{ name: 'q', type: 'string' }, { name: 'count', type: 'int32' }] })).status).toBe(201);
+    const rule = { name: 'popular', type: 'popular_queries', params: { source: { collections: ['items'] }, destination: { collection: 'item_queries' }, limit: 100 } };
+    expect((await call(a, 'POST', '/analytics/rules', rule)).status).toBe(201);
+    await settled(nodes);
+    expect((await call(c, 'GET', '/analytics/rules/popular')).json().name).toBe('popular');
+    for (const [n, user] of [[b, 'u1'], [c, 'u2'], [c, 'u3']] as const) {
+      const r = await fetch(`${n.url}/collections/items/documents/search?q=item&query_by=title`, { headers: { 'x-typesense-api-key': KEY, 'x-typesense-user-id': user } });
+      expect(r.status).toBe(200);
+    }
+    await new Promise((r) => setTimeout(r, 4500)); // the 4-second pause after a user's last query
+    for (const n of [b, c]) expect((await call(n, 'POST', '/analytics/flush')).status).toBe(200);
+    await settled(nodes);
+    for (const n of nodes) expect((await call(n, 'GET', '/collections/item_queries/documents/search?q=*')).json().hits.map((h: any) => [h.document.q, h.document.count])).toEqual([['item', 3]]);
+  }, 30_000);
 
   it('refuses a CLI write to a node\'s data directory, and reads it', async () => {
     const r = await cli(['documents', 'delete', 'items', 'i1', '-d', nodes[0]!.dataDir]);

@@ -10,6 +10,8 @@ import { createKey, deleteKey, purgeExpiredKeys } from '../keys/keys.js';
 import { deleteModel, putModel } from '../llm/registry.js';
 import { appendExchange, deleteConversation, purgeExpiredConversations, updateConversation } from '../conversation/history.js';
 import type { Command } from './command.js';
+import { deleteRule, putRule } from '../analytics/rules.js';
+import { applyBatchLocal } from '../analytics/flush.js';
 
 export function applyCommand(engine: Engine, cmd: Command): Promise<unknown> {
   const store = engine.store;
@@ -48,5 +50,11 @@ export function applyCommand(engine: Engine, cmd: Command): Promise<unknown> {
       return deleteConversation(store, cmd.id);
     case 'conversations.purge':
       return purgeExpiredConversations(store);
+    case 'analytics.rule.put':
+      return putRule(store, cmd.name, cmd.body, { create: cmd.create });
+    case 'analytics.rule.delete':
+      return deleteRule(store, cmd.name);
+    case 'analytics.apply':
+      return applyBatchLocal(engine, cmd.envId, { id: cmd.batchId, parts: new Map(cmd.parts) });
   }
 }

@@ -15,6 +15,7 @@ import { FathomError, type ErrorCode } from '../errors.js';
 import { parseJson, stringifyJson } from '../json.js';
 import type { BatchOp } from '../collection/writer.js';
 import type { Store } from '../storage/store.js';
+import type { BatchPart } from '../analytics/flush.js';
 
 export type Command =
   | { op: 'collection.create'; schema: unknown }
@@ -33,7 +34,11 @@ export type Command =
   | { op: 'conversation.append'; id: string; question: string; answer: string; ttl: number; create: boolean }
   | { op: 'conversation.update'; id: string; body: unknown }
   | { op: 'conversation.delete'; id: string }
-  | { op: 'conversations.purge' };
+  | { op: 'conversations.purge' }
+  | { op: 'analytics.rule.put'; name: string; body: unknown; create: boolean }
+  | { op: 'analytics.rule.delete'; name: string }
+  /** A sealed batch of one node's analytics, with its parts as [rule id, part] pairs. */
+  | { op: 'analytics.apply'; envId: string; batchId: number; parts: Array<[number, BatchPart]> };
 
 /** A command as it travels: who made it (to route the result back) and when it takes effect. */
 export interface Envelope {

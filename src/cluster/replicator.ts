@@ -60,6 +60,13 @@ export interface ClusterOptions {
   keepAfterSnapshot?: number;
 }
 
+/** Brings the serving process to a standstill around a restore (compact.ts Participant, without the applier's own pause). */
+export interface RestoreQuiet {
+  hold(): Promise<void>;
+  closeEnv(): Promise<void>;
+  openEnv(): Promise<void>;
+}
+
 export type ClusterLog = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 
 interface Waiter {
@@ -106,6 +113,8 @@ export class Replicator {
   private applyingNow = false;
   /** The name of this node's own NATS server (its first URL), once seen. */
   private ownServer = '';
+  /** Set by the server: how to quiet it for a restore while it serves. */
+  quiesce?: () => RestoreQuiet;
 
   private constructor(
     private readonly engine: Engine,
@@ -305,9 +314,17 @@ export class Replicator {
           if (this.stopped) break;
           if (m.seq <= this.applied) continue;
           if (m.seq > this.applied + 1) {
-            // purged past us while we were away: only a snapshot can bring us back
-            this.stuck = `the stream no longer holds command ${this.applied + 1}; restart the node to restore from the latest snapshot`;
-            this.log('error', 'behind the stream', { applied: this.applied, next: m.seq });
+            // purged past us (the leader snapshotted while we were behind): restore from
+            // the snapshot, then read on from where it ends
+            this.log('warn', 'the stream no longer holds the next command; restoring from the latest snapshot', { applied: this.applied, next: m.seq });
+            await messages.close().catch(() => undefined);
+            try {
+              await this.restore(m.seq, this.quiesce?.());
+            } catch (e) {
+              this.stuck = `the stream no longer holds command ${this.applied + 1}, and restoring from the snapshot failed: ${(e as Error).message}`;
+              this.log('error', 'restoring from the snapshot failed', { err: (e as Error).message });
+              await sleep(5000);
+            }
             break;
           }
           // (the stream's end as this reader sees it; the leader's answer in watch() corrects it)
@@ -405,8 +422,12 @@ export class Replicator {
     }
   }
 
-  /** Replaces this node's directory with the latest snapshot (the stream no longer holds what it needs). */
-  private async restore(firstSeq: number): Promise<void> {
+  /**
+   * Replaces this node's directory with the latest snapshot (the stream no longer holds what
+   * it needs). At start nothing else uses the engine; while serving, `quiet` brings the
+   * server to a standstill around the swap (the door closed, writers held), as compaction does.
+   */
+  private async restore(firstSeq: number, quiet?: RestoreQuiet): Promise<void> {
     const info = await this.snapshots.info(SNAPSHOT_OBJECT);
     const meta = info?.description ? (JSON.parse(info.description) as { seq: number }) : undefined;
     if (!meta || meta.seq + 1 < firstSeq) {
@@ -416,11 +437,27 @@ export class Replicator {
     if (!blob) throw new FathomError('DATA_DIR', 'the snapshot disappeared while it was being read; start the node again');
     const dir = fs.mkdtempSync(path.join(this.engine.dir, '.restore-'));
     fs.writeFileSync(path.join(dir, 'data.mdb'), blob, { mode: 0o600 });
-    await this.engine.suspend();
-    await this.engine.store.closeEnv();
-    swapDataFile(this.engine.dir, dir);
-    this.engine.store.openEnv();
-    this.engine.resume();
+    if (quiet) {
+      // writes waiting for this node to apply them would hold the door open: they are in the
+      // stream and will be applied; their clients hear so now
+      for (const w of this.waiters.values()) w.reject(new FathomError('SERVICE_UNAVAILABLE', 'the cluster accepted the write; this node is restoring from a snapshot and will apply it then'));
+      this.waiters.clear();
+      try {
+        await quiet.hold();
+      } catch (e) {
+        fs.rmSync(dir, { recursive: true, force: true });
+        throw e;
+      }
+      await quiet.closeEnv();
+      swapDataFile(this.engine.dir, dir);
+      await quiet.openEnv();
+    } else {
+      await this.engine.suspend();
+      await this.engine.store.closeEnv();
+      swapDataFile(this.engine.dir, dir);
+      this.engine.store.openEnv();
+      this.engine.resume();
+    }
     this.applied = (this.engine.store.meta.get(APPLIED_KEY) as number | undefined) ?? 0;
     this.log('info', 'restored from the latest snapshot', { seq: this.applied, bytes: blob.byteLength });
   }

@@ -1,13 +1,14 @@
 /**
  * src/keys/scope.ts: does this key allow this action on these collections?
  *
- * Actions are `resource:verb` (`documents:search`, `collections:create`, `keys:list`).
- * A key's action entry matches when each part is equal or `*`; the entry `*` alone
- * allows everything. A key's collection entries are regular expressions matched against
- * the whole collection name (`org_.*` covers every name starting with `org_`); `*` alone
- * means every collection. When the request names an alias, either the alias or the
- * collection behind it may match, so a key for `products` keeps working after
- * `products` becomes an alias of `products_v2`.
+ * Actions are `resource:verb` (`documents:search`, `collections:create`, `keys:list`,
+ * `analytics/rules:create`). A key's action entry matches when each part is equal or `*`,
+ * and a resource also covers its sub-resources (`analytics:*` allows
+ * `analytics/events:create`); the entry `*` alone allows everything. A key's collection
+ * entries are regular expressions matched against the whole collection name (`org_.*`
+ * covers every name starting with `org_`); `*` alone means every collection. When the
+ * request names an alias, either the alias or the collection behind it may match, so a key
+ * for `products` keeps working after `products` becomes an alias of `products_v2`.
  *
  * Hot: `allows` runs on every authenticated request; compiled patterns are cached.
  */
@@ -70,7 +71,9 @@ export function actionAllowed(entries: readonly string[], action: string): boole
     if (c < 0) continue;
     const r = e.slice(0, c);
     const v = e.slice(c + 1);
-    if ((r === '*' || r === resource) && (v === '*' || v === verb)) return true;
+    // `analytics:*` covers the sub-resources `analytics/rules:...` and `analytics/events:...`
+    const covers = r === '*' || r === resource || (resource.length > r.length && resource.charCodeAt(r.length) === 47 /* / */ && resource.startsWith(r));
+    if (covers && (v === '*' || v === verb)) return true;
   }
   return false;
 }

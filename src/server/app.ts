@@ -39,6 +39,7 @@ import { conversationRoutes } from './routes/conversations.js';
 import { operationRoutes } from './routes/operations.js';
 import { RequestGate } from './gate.js';
 import { compact, processParticipant, type CompactReport } from './compact.js';
+import { analyticsRoutes } from './routes/analytics.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -211,6 +212,7 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
   keyRoutes(app, ctx);
   stopwordRoutes(app, ctx);
   conversationRoutes(app, ctx);
+  analyticsRoutes(app, ctx);
 
   app.register(async (child) => {
     for (const [url, methods] of table) {

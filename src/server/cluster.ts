@@ -11,6 +11,8 @@
  *     (each import batch included), send `{type: 'write', collection}`; the primary's
  *     engine queues the merge in its merge thread;
  *   - the hourly purge of expired `autodelete` keys;
+ *   - search analytics' scheduled compactions and flushes, and the flush at the stop
+ *     (workers record searches and events into the shared analytics directory);
  *   - restarting a worker that dies, and the graceful stop of all of them.
  *
  * bench/http/README.md has the measurements that chose processes over worker threads.
@@ -19,6 +21,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { Engine } from '../engine.js';
 import { FathomError, type ErrorCode } from '../errors.js';
 import { compact, engineParticipant, processParticipant, type CompactReport, type Participant } from './compact.js';
+import { closeAnalytics, openAnalytics } from './analytics.js';
 import { primaryLog } from './log.js';
 import { schedulePurge, startServer, type RunningServer, type ServeOptions } from './serve.js';
 
@@ -58,6 +61,7 @@ export async function startCluster(opts: ServeOptions, processes: number, exec?:
   const log = primaryLog(opts.logLevel ?? 'info');
   const engine = Engine.open(opts.dataDir, { merges: 'worker' });
   const cancelPurge = schedulePurge(engine.store, (e) => log('error', 'purging expired keys failed', { err: String(e) }));
+  const analytics = opts.analytics?.enabled ? await openAnalytics(engine, opts.dataDir, opts.analytics, { owner: true, log }) : undefined;
   if (exec) cluster.setupPrimary({ exec: exec.file, args: exec.args });
   const { logStream: _ignored, ...workerOpts } = opts;
   let stopping = false;
@@ -151,6 +155,7 @@ export async function startCluster(opts: ServeOptions, processes: number, exec?:
     stopping = true;
     for (const w of Object.values(cluster.workers ?? {})) w?.kill();
     cancelPurge();
+    await analytics?.close();
     await engine.close();
     throw e;
   }
@@ -177,6 +182,7 @@ export async function startCluster(opts: ServeOptions, processes: number, exec?:
             }),
         ),
       );
+      if (analytics) await closeAnalytics(analytics, true, (e) => log('error', 'the analytics flush at the stop failed', { err: String(e) }));
       await engine.close();
       log('info', 'stopped');
       resolveDone();
@@ -245,6 +251,7 @@ export async function runClusterWorker(): Promise<void> {
     role: 'worker',
     afterWrite,
     purgeKeys: false,
+    analyticsOwner: false,
     compact: () => askCompaction(),
   });
   participant = (except) => processParticipant(server.context, except);

@@ -1,6 +1,7 @@
 /**
  * src/server/context.ts: what every route module is given.
  */
+import type { Analytics } from '../analytics/analytics.js';
 import type { Engine } from '../engine.js';
 import type { SearchScope } from '../search/scope.js';
 import type { Authenticator } from '../keys/auth.js';
@@ -32,4 +33,6 @@ export interface ServerContext {
   clusterState?(): Record<string, unknown>;
   /** One search, answered as JSON text (app.ts `searchExecutor`). Hot. */
   search(collection: string, params: Record<string, unknown>, scope?: SearchScope): Promise<string>;
+  /** Search analytics, when the server runs with --enable-search-analytics (set by serve.ts). */
+  analytics?: Analytics;
 }

@@ -43,6 +43,7 @@ function clusterParticipant(ctx: ServerContext, replicator: () => Replicator | u
     },
   };
 }
+import { closeAnalytics, openAnalytics, type AnalyticsServeOptions } from './analytics.js';
 
 export interface ServeOptions {
   dataDir: string;
@@ -59,6 +60,8 @@ export interface ServeOptions {
   cacheNumEntries?: number;
   /** In-flight requests get this long after a stop request, ms (default SERVE_DEFAULTS.shutdownGraceMs). */
   shutdownGraceMs?: number;
+  /** Search analytics (`--enable-search-analytics`, `--analytics-dir`, `--analytics-flush-interval`). */
+  analytics?: AnalyticsServeOptions;
   /** Overrides of the protective limits (tests use short ones). */
   limits?: Pick<AppOptions, 'bodyLimit' | 'maxQueryStringLength' | 'connectionsCheckIntervalMs' | 'headersTimeoutMs' | 'socketIdleTimeoutMs'>;
   /** Join a cluster replicated through NATS JetStream (src/cluster); one serving process per node. */
@@ -90,6 +93,8 @@ export interface ProcessRole {
   compact?: AppOptions['compact'];
   /** How `/operations/vote` runs (default: a single node). */
   vote?: AppOptions['vote'];
+  /** Compact and flush analytics on schedule and at the stop (one process of a cluster does). */
+  analyticsOwner?: boolean;
 }
 
 /** Periodically deletes expired keys that have `autodelete`, and expired conversations. Returns a canceller. */
@@ -136,10 +141,20 @@ export async function startServer(opts: ServeOptions, role: ProcessRole = {}): P
     ...opts.limits,
   });
   let cancelPurge: () => void = () => {};
+  const analyticsOwner = role.analyticsOwner ?? true;
   try {
     if (opts.cluster) {
       const log = app.log;
       replicator = await Replicator.start(engine, opts.cluster, (level, msg, fields) => log[level](fields ?? {}, msg));
+      // a restore while serving quiets this process as compaction does (the applier is the caller)
+      replicator.quiesce = () => processParticipant(ctx, 0);
+    }
+    if (opts.analytics?.enabled) {
+      ctx.analytics = await openAnalytics(engine, opts.dataDir, opts.analytics, {
+        owner: analyticsOwner,
+        log: (level, msg, fields) => app.log[level](fields ?? {}, msg),
+        afterWrite: role.afterWrite,
+      });
     }
     if (role.purgeKeys !== false) {
       // in a cluster the leader purges for everyone (a purge is a replicated write)
@@ -150,6 +165,7 @@ export async function startServer(opts: ServeOptions, role: ProcessRole = {}): P
     cancelPurge();
     await replicator?.close();
     await app.close().catch(() => {});
+    await ctx.analytics?.close();
     await engine.close();
     throw e;
   }
@@ -179,6 +195,7 @@ export async function startServer(opts: ServeOptions, role: ProcessRole = {}): P
       } finally {
         clearTimeout(timer);
         clearInterval(sweep);
+        if (ctx.analytics) await closeAnalytics(ctx.analytics, analyticsOwner, (e) => app.log.error({ err: e }, 'the analytics flush at the stop failed'));
         await replicator?.close();
         await engine.close();
         app.log.info('stopped');

@@ -16,6 +16,7 @@ import { authorize, target } from '../access.js';
 import type { ServerContext } from '../context.js';
 import { withoutKeys, type Query } from '../params.js';
 import { conversationalMultiSearch, isConversationalMultiSearch } from './conversations.js';
+import { recordMultiSearch, recordSearch } from './analytics.js';
 
 type P = { collection: string };
 
@@ -36,7 +37,10 @@ export function searchRoutes(app: FastifyInstance, ctx: ServerContext): void {
     async (req, reply) => {
       const params = withoutKeys(req.query as Query);
       const embedded = req.principal?.embedded;
-      const json = embedded ? await ctx.search(req.params.collection, ...scoped(params, embedded)) : await ctx.search(req.params.collection, params);
+      const [p, scope] = embedded ? scoped(params, embedded) : [params, undefined];
+      const json = await ctx.search(req.params.collection, p, scope);
+      const recorded = recordSearch(ctx, req, req.params.collection, p, json);
+      if (recorded) await recorded;
       return reply.type('application/json; charset=utf-8').send(json);
     },
   );
@@ -61,6 +65,7 @@ export function searchRoutes(app: FastifyInstance, ctx: ServerContext): void {
     });
     if (isConversationalMultiSearch(req)) return conversationalMultiSearch(ctx, req, reply, searches, scope);
     const result = await engine.multiSearch(searches, {}, scope);
+    if (ctx.analytics) await recordMultiSearch(ctx, req, searches, result.results);
     return reply.type('application/json; charset=utf-8').send(stringifyJson(result));
   });
 }
