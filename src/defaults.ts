@@ -220,6 +220,8 @@ export const CLUSTER_DEFAULTS = {
   publishTimeoutMs: 10_000,
   /** One publish attempt's wait for JetStream's acknowledgement, ms. */
   publishAttemptMs: 3_000,
+  /** One JetStream API request's wait (stream state, creating a reader), ms: short, so retries follow an election closely. */
+  apiTimeoutMs: 2_000,
   /** A write acknowledged by JetStream but not applied on its node within this long answers 503 (it is applied later), ms. */
   applyTimeoutMs: 60_000,
   /** How often a node reads the stream's state (leader, last sequence) and considers a snapshot, ms. */

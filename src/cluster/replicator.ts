@@ -156,8 +156,19 @@ export class Replicator {
         await sleep(500);
       }
     }
-    const jsm = await lib.jetstream.jetstreamManager(nc);
-    const js = lib.jetstream.jetstream(nc);
+    // (JetStream may not answer yet: a cluster that is starting elects its meta leader first)
+    let jsm: JetStreamManager | undefined;
+    for (;;) {
+      try {
+        jsm = await lib.jetstream.jetstreamManager(nc, { timeout: CLUSTER_DEFAULTS.apiTimeoutMs });
+        break;
+      } catch (e) {
+        if (Date.now() > deadline) throw new FathomError('SERVICE_UNAVAILABLE', `JetStream did not answer on ${opts.servers.join(', ')}: ${(e as Error).message}`);
+        await sleep(500);
+      }
+    }
+    // short API timeouts: while JetStream elects a leader, a reader is recreated by retrying
+    const js = lib.jetstream.jetstream(nc, { timeout: CLUSTER_DEFAULTS.apiTimeoutMs });
     // The JetStream cluster may still be electing its meta leader: retry until it answers.
     let info;
     for (;;) {
