@@ -178,9 +178,17 @@ export async function importLines(
     let batchOps = ops;
     texts = [];
     ops = [];
-    if (opts.enrich) batchOps = await opts.enrich(batchOps);
+    // Embedding (a model's thread, a remote API) runs while the next lines are read and
+    // batched; transactions still apply in batch order.
+    const ready = opts.enrich ? opts.enrich(batchOps) : Promise.resolve(batchOps);
     const entry: (typeof inflight)[number] = { texts: batchTexts, done: undefined as unknown as Promise<OpResult[]> };
-    enqueue(entry, (queued = queued.then(() => isolated(store, collection, () => applyBatch(store, collection, batchOps, opts.hooks), () => batchOps, opts.hooks))));
+    enqueue(
+      entry,
+      (queued = Promise.all([ready, queued]).then(([enriched]) => {
+        batchOps = enriched;
+        return isolated(store, collection, () => applyBatch(store, collection, batchOps, opts.hooks), () => batchOps, opts.hooks);
+      })),
+    );
     if (inflight.length >= depth) await drain();
   };
 
