@@ -415,7 +415,7 @@ describe('image search over HTTP with the typesense client', () => {
   });
 
   it('finds pictures by a description of what is in them (multi_search and GET)', async () => {
-    const { results } = await client.multiSearch.perform({ searches: [{ collection: 'images', q: 'a photo of something red', query_by: 'embedding', exclude_fields: 'embedding' }] } as never);
+    const { results } = (await client.multiSearch.perform({ searches: [{ collection: "images", q: "a photo of something red", query_by: "embedding", exclude_fields: "embedding" }] } as never)) as unknown as { results: unknown[] };
     const r = results[0] as { hits: Array<{ document: Record<string, unknown>; vector_distance: number }> };
     expect(r.hits.slice(0, 2).map((h) => h.document.id).sort()).toEqual(['r1', 'r2']);
     expect(r.hits[0]!.vector_distance).toBeLessThan(0.05);
