@@ -174,25 +174,33 @@ export function preprocessInto(img: RgbImage, spec: PreprocessSpec, out: Float32
     }
   }
   const plane = S * S;
-  const scale = [1 / (255 * spec.std[0]!), 1 / (255 * spec.std[1]!), 1 / (255 * spec.std[2]!)];
-  const shift = [spec.mean[0]! / spec.std[0]!, spec.mean[1]! / spec.std[1]!, spec.mean[2]! / spec.std[2]!];
+  const s0 = 1 / (255 * spec.std[0]!);
+  const s1 = 1 / (255 * spec.std[1]!);
+  const s2 = 1 / (255 * spec.std[2]!);
+  const m0 = spec.mean[0]! / spec.std[0]!;
+  const m1 = spec.mean[1]! / spec.std[1]!;
+  const m2 = spec.mean[2]! / spec.std[2]!;
+  // the resized image is 8-bit in CLIP's pipeline: clamp to [0, 255] before normalising
+  const clamp = (v: number) => (v < 0 ? 0 : v > 255 ? 255 : v);
   for (let y = 0; y < S; y++) {
     const f = vy.first[y]!;
     const m = vy.n[y]!;
     const wo = y * vy.stride;
+    const row = offset + y * S;
     for (let x = 0; x < S; x++) {
-      const acc = [0, 0, 0];
+      let r = 0;
+      let g = 0;
+      let b = 0;
       for (let i = 0; i < m; i++) {
         const wt = vy.w[wo + i]!;
         const p = ((f + i - rowLo) * S + x) * 3;
-        acc[0]! += wt * mid[p]!;
-        acc[1]! += wt * mid[p + 1]!;
-        acc[2]! += wt * mid[p + 2]!;
+        r += wt * mid[p]!;
+        g += wt * mid[p + 1]!;
+        b += wt * mid[p + 2]!;
       }
-      for (let c = 0; c < 3; c++) {
-        const v = Math.min(255, Math.max(0, acc[c]!)); // the resized image is 8-bit in CLIP's pipeline
-        out[offset + c * plane + y * S + x] = v * scale[c]! - shift[c]!;
-      }
+      out[row + x] = clamp(r) * s0 - m0;
+      out[row + plane + x] = clamp(g) * s1 - m1;
+      out[row + 2 * plane + x] = clamp(b) * s2 - m2;
     }
   }
 }
