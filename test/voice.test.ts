@@ -22,7 +22,7 @@ import { closeRecognizers } from '../src/voice/index.js';
 import { pocketsphinxMissing } from '../src/voice/pocketsphinx.js';
 import { readWav, voiceBytes, wavFile } from '../src/voice/wav.js';
 import { whisperAvailable, whisperModelFile } from '../src/voice/whisper.js';
-import { dataDirPath, openEngine } from './helpers.js';
+import { cli, dataDirPath, openEngine } from './helpers.js';
 // @ts-expect-error the fixture generator is plain JavaScript
 import { tinyWhisperModel, SAYS } from '../fixtures/make-tiny-whisper.mjs';
 
@@ -342,6 +342,27 @@ describe.skipIf(SPEECH_MISSING.length > 0)('real speech, offline: espeak-ng spea
     const r = await e.search('products', { voice_query: b64(speak('wireless keyboard')), query_by: 'name' });
     expect(((r.request_params as Record<string, unknown>).voice_query as { transcribed_query: string }).transcribed_query).toMatch(/keyboard/);
     expect(r.hits![0]!.document.id).toBe('p5');
+  });
+
+  it('works from the CLI with --voice-query-file, and bad audio is one line and exit status 2 (a bad parameter)', async () => {
+    const dir = e.dir;
+    await e.close();
+    const wav = path.join(os.tmpdir(), `fathom-voice-${process.pid}.wav`);
+    fs.writeFileSync(wav, speak('wireless headphones'));
+    try {
+      const r = await cli(['search', 'products', '--query-by', 'name', '--voice-query-file', wav, '--json', '-d', dir]);
+      expect(r.code, r.stderr).toBe(0);
+      const res = JSON.parse(r.stdout);
+      expect(res.request_params.voice_query).toEqual({ transcribed_query: 'wireless headphones' });
+      expect(res.hits[0].document.id).toBe('p1');
+      fs.writeFileSync(wav, wavFile(tone(1, 0.5, 22050), 22050 as number));
+      const bad = await cli(['search', 'products', '--query-by', 'name', '--voice-query-file', wav, '-d', dir]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr.trim()).toMatch(/^error: voice_query: the WAV audio is PCM, 22050 Hz, 16-bit, mono; it must be PCM, 16000 Hz, 16-bit, mono/);
+    } finally {
+      fs.rmSync(wav, { force: true });
+      e = openEngine(dir);
+    }
   });
 
   it('refuses the same speech at 44.1 kHz stereo, saying what it is', async () => {
