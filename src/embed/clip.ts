@@ -285,12 +285,19 @@ export class ClipModel implements TextModel {
     const out = new Array<Float32Array | Error>(images.length);
     const size = IMAGE_DEFAULTS.batchSize;
     const preparer = imagePreparer();
-    const batches: Array<{ from: number; ready: Promise<Awaited<ReturnType<typeof preparer.prepare>>> }> = [];
-    for (let i = 0; i < images.length; i += size) batches.push({ from: i, ready: preparer.prepare(images.slice(i, i + size), this.spec) });
-    for (const b of batches) b.ready.catch(() => undefined);
-    for (const { from, ready } of batches) {
-      const p = await ready;
-      const n = p.pixels.length / (3 * this.spec.size * this.spec.size);
+    const per = 3 * this.spec.size * this.spec.size;
+    // one batch is prepared ahead of the one running: enough to keep both threads busy, and
+    // the pixels waiting stay bounded (a CLI import batch may hold a thousand images)
+    const prepare = (from: number) => {
+      const p = preparer.prepare(images.slice(from, from + size), this.spec);
+      p.catch(() => undefined);
+      return p;
+    };
+    let next = images.length > 0 ? prepare(0) : undefined;
+    for (let from = 0; from < images.length; from += size) {
+      const p = await next!;
+      next = from + size < images.length ? prepare(from + size) : undefined;
+      const n = p.pixels.length / per;
       let vecs: Float32Array[] = [];
       if (n > 0) {
         try {

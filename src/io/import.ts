@@ -172,6 +172,9 @@ export async function importLines(
     if (inflight.length >= depth) await drain();
   };
 
+  /** The latest batch's embedding; the next one starts when it is done. */
+  let enriching: Promise<unknown> = Promise.resolve();
+
   const submit = async () => {
     if (ops.length === 0) return;
     const batchTexts = texts;
@@ -179,8 +182,11 @@ export async function importLines(
     texts = [];
     ops = [];
     // Embedding (a model's thread, a remote API) runs while the next lines are read and
-    // batched; transactions still apply in batch order.
-    const ready = opts.enrich ? opts.enrich(batchOps) : Promise.resolve(batchOps);
+    // batched, one batch at a time (so a model's memory for a batch is taken once);
+    // transactions still apply in batch order.
+    const enrich = opts.enrich;
+    const ready: Promise<BatchOp[]> = enrich ? enriching.then(() => enrich(batchOps)) : Promise.resolve(batchOps);
+    enriching = ready.catch(() => undefined);
     const entry: (typeof inflight)[number] = { texts: batchTexts, done: undefined as unknown as Promise<OpResult[]> };
     enqueue(
       entry,
