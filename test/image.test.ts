@@ -377,6 +377,25 @@ describe('image fields in documents', () => {
     );
   });
 
+  it('mixing text and image sources gives the normalised mean of their vectors', async () => {
+    await e.createCollection({
+      name: 'mixed',
+      fields: [
+        { name: 'caption', type: 'string' },
+        { name: 'image', type: 'image', store: false },
+        { name: 'embedding', type: 'float[]', embed: { from: ['caption', 'image'], model_config: { model_name: 'clip' } } },
+      ],
+    });
+    await e.writeDocument('mixed', { id: 'm', caption: 'green', image: png(RED) });
+    const got = e.getDocument('mixed', 'm').embedding as number[];
+    const model = await loadEmbedder({ model_name: 'clip' }, { dataDir: e.dir });
+    const [t] = await model.embed(['green'], { purpose: 'index' });
+    const [i] = (await model.embedImages!([png(RED)])) as Float32Array[];
+    const sum = Array.from(t!, (x, k) => x + i![k]!);
+    const norm = Math.hypot(...sum);
+    got.forEach((x, k) => expect(x).toBeCloseTo(sum[k]! / norm, 5));
+  });
+
   it('are embedded in batches, several images per inference call', async () => {
     await e.createCollection({ ...IMAGES_SCHEMA(), name: 'many' });
     const before = { ...imagePreparer().counts };
