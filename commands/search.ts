@@ -4,6 +4,7 @@
  * any other). Output for people by default; --json prints the API's response object,
  * --jsonl one hit document per line.
  */
+import fs from 'node:fs';
 import { Command, Option } from 'commander';
 import { out, printJson, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
 
@@ -80,6 +81,7 @@ export function searchCommand(run: (fn: () => Promise<ExitCode>) => Promise<void
   for (const [flag, desc] of SEARCH_FLAGS) cmd.addOption(new Option(`--${flag} <value>`, desc));
   cmd
     .option('--param <name=value...>', 'any other search parameter')
+    .option('--voice-query-file <wav>', 'search by voice: a 16 kHz 16-bit mono WAV file, transcribed into q by the collection\'s voice_query_model')
     .option('--json', 'print the response object exactly as the HTTP API returns it')
     .option('--jsonl', 'print one hit document per line');
   withDataDir(cmd);
@@ -87,6 +89,16 @@ export function searchCommand(run: (fn: () => Promise<ExitCode>) => Promise<void
     run(async () => {
       if (opts.json && opts.jsonl) throw new UsageError('choose one of --json and --jsonl');
       const params = collectParams(opts);
+      if (typeof opts.voiceQueryFile === 'string') {
+        let wav: Buffer;
+        try {
+          wav = fs.readFileSync(opts.voiceQueryFile);
+        } catch (e) {
+          throw new UsageError(`cannot read --voice-query-file ${opts.voiceQueryFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+        }
+        params.voice_query = wav.toString('base64');
+        if (cmd.getOptionValueSource('q') === 'default') delete params.q; // the transcription is the query
+      }
       const human = !opts.json && !opts.jsonl;
       if (human) {
         params.highlight_start_tag ??= '\u0001';
@@ -104,7 +116,8 @@ export function searchCommand(run: (fn: () => Promise<ExitCode>) => Promise<void
         return;
       }
       const { renderHuman } = await import('./search-render.js');
-      await out(await renderHuman(res, params));
+      const heard = (res.request_params as { voice_query?: { transcribed_query: string } }).voice_query;
+      await out((heard ? `heard: ${JSON.stringify(heard.transcribed_query)}\n` : '') + (await renderHuman(res, params)));
     }),
   );
   return cmd;

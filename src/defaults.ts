@@ -411,3 +411,57 @@ export const NL_SEARCH_DEFAULTS = {
   /** Fields described to the LLM, at most (wide schemas are cut; facet and sort fields first). */
   maxFields: 100,
 } as const;
+
+// ---------------------------------------------------------------------------
+// Images (src/embed/image/) and image-text models (src/embed/clip/)
+// ---------------------------------------------------------------------------
+
+export const IMAGE_DEFAULTS = {
+  /**
+   * Largest image accepted in an `image` field, in pixels (width x height, read from the
+   * header before anything is decoded): 25,000,000, e.g. 5000 x 5000. A larger image fails
+   * its document. Decoding one takes about 4 bytes a pixel (100 MB at the limit).
+   */
+  maxPixels: 25_000_000,
+  /** Images per inference call of an image tower (one session run). Range 1..256. */
+  batchSize: 16,
+  /** A CLIP model's input side, mean and std when its config.json names none (OpenAI CLIP's). */
+  clipImageSize: 224,
+  clipMean: [0.48145466, 0.4578275, 0.40821073],
+  clipStd: [0.26862954, 0.26130258, 0.27577711],
+  /** Tokens per text of a CLIP text tower (start and end tokens included) when config.json names none. */
+  clipContextLength: 77,
+  /** Size of a CLIP vocabulary when config.json names none: 256 bytes, 256 bytes + `</w>`, the merges, 2 special tokens. */
+  clipVocabSize: 49408,
+} as const;
+
+// ---------------------------------------------------------------------------
+// Voice queries (src/voice/)
+// ---------------------------------------------------------------------------
+
+export const VOICE_DEFAULTS = {
+  /** The only audio accepted in `voice_query`: WAV, PCM, this many samples a second, 16-bit, mono. */
+  sampleRate: 16_000,
+  /** Longest voice query, seconds (longer audio gets 400). A spoken query is a few seconds. */
+  maxSeconds: 30,
+  /**
+   * Audio whose loudest sample stays below this level (dB relative to full scale) is refused
+   * as silence: -50 dBFS is a peak of 103 in 32767. Speech recorded at any usable level peaks
+   * far above it.
+   */
+  silencePeakDbfs: -50,
+  /** Where `ts/whisper/<name>` models come from, under the model repository's base URL: `<base>audio_query/whisper/<name>.bin`, md5s in `<base>audio_query/models.json`. */
+  repositoryDir: 'audio_query',
+  /** CPU threads for one whisper.cpp transcription. Range 1..16; capped at the machine's cores. */
+  whisperThreads: 2,
+  /** Per-attempt timeout of a remote transcription request, ms. */
+  remoteTimeoutMs: 30_000,
+  /** Attempts per remote transcription request, the first included. */
+  remoteNumTries: 2,
+  /** Debian's pocketsphinx-en-us model files (`pocketsphinx/en-us`); model_config `hmm`, `lm`, `dict` override them. */
+  pocketsphinxHmm: '/usr/share/pocketsphinx/model/en-us/en-us',
+  pocketsphinxLm: '/usr/share/pocketsphinx/model/en-us/en-us.lm.bin',
+  pocketsphinxDict: '/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict',
+  /** A recogniser process that answers nothing for this long (ms) is killed and the query fails. */
+  recognizerTimeoutMs: 30_000,
+} as const;

@@ -31,6 +31,7 @@ import { decorateWithJoins, parseJoinIncludes } from './join/join.js';
 import { loadDocument, projectionWants } from './document/stored.js';
 import { embedQuery, enrichOps, resolveEmbedFields, type RemoteEmbeddingOptions } from './vector/autoembed.js';
 import type { EmbedEnv } from './embed/index.js';
+import { checkVoiceModel, transcribeVoiceQuery } from './voice/index.js';
 import { isPlainObject } from './json.js';
 import { deleteAlias, getAlias, listAliases, upsertAlias, type AliasRecord } from './collection/aliases.js';
 import { evictStore, readState } from './index/manifest.js';
@@ -138,7 +139,12 @@ export class Engine {
 
   createCollection(schema: unknown): Promise<CollectionInfo> {
     // (each node fetches the embedding models into its own directory as it applies this)
-    return commit(this.store, { op: 'collection.create', schema }, () => createCollection(this.store, schema, (valid) => resolveEmbedFields(valid.fields, this.embedEnv)));
+    return commit(this.store, { op: 'collection.create', schema }, () =>
+      createCollection(this.store, schema, async (valid) => {
+        await resolveEmbedFields(valid.fields, this.embedEnv);
+        if (valid.voice_query_model) await checkVoiceModel(valid.voice_query_model, this.embedEnv);
+      }),
+    );
   }
 
   /** Where embedding models live and come from. */
@@ -362,10 +368,14 @@ export class Engine {
   }
 
   private async searchNow(collection: string, raw: RawParams, scope?: SearchScope): Promise<SearchResponse> {
-    const params = parseSearchParams(raw);
+    // a spoken query is transcribed into q first (src/voice)
+    const voice = raw.voice_query !== undefined ? await transcribeVoiceQuery(getRecord(this.store, collection), raw, this.embedEnv) : undefined;
+    const params = parseSearchParams(voice ? voice.params : raw);
     const need = embeddingNeeds(this.store, collection, params);
     const queryVector = need ? await this.embedQuery(need, params) : undefined;
-    return search(this.store, collection, params, { queryVector, ...(scope ? { scope } : {}) });
+    const res = search(this.store, collection, params, { queryVector, ...(scope ? { scope } : {}) });
+    if (voice) res.request_params = { ...res.request_params, voice_query: { transcribed_query: voice.text } } as SearchResponse['request_params'];
+    return res;
   }
 
   /** A search that needs no embedding, answered synchronously (benchmarks, hot loops). */

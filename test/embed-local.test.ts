@@ -133,9 +133,9 @@ describe('a user model that cannot be loaded', () => {
     const dir = installModel('tiny-bert', 'no-type');
     fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ vocab_file_name: 'vocab.txt' }));
     expect((await loadError({ model_name: 'no-type' })).message).toMatch(/config\.json needs a string `model_type`/);
-    const clip = installModel('tiny-bert', 'clip-model');
-    fs.writeFileSync(path.join(clip, 'config.json'), JSON.stringify({ model_type: 'clip', vocab_file_name: 'vocab.txt' }));
-    expect((await loadError({ model_name: 'clip-model' })).message).toMatch(/model_type `clip` is not supported \(supported: bert, distilbert, xlm_roberta\)/);
+    const gpt = installModel('tiny-bert', 'gpt-model');
+    fs.writeFileSync(path.join(gpt, 'config.json'), JSON.stringify({ model_type: 'gpt2', vocab_file_name: 'vocab.txt' }));
+    expect((await loadError({ model_name: 'gpt-model' })).message).toMatch(/model_type `gpt2` is not supported \(supported: bert, distilbert, xlm_roberta, clip\)/);
   });
 
   it('is reported when the vocabulary file is missing', async () => {

@@ -11,6 +11,7 @@ import { evictSegments, readState } from '../index/manifest.js';
 import { tokenizerFor, type Tokenizer } from '../tokenizer/tokenizer.js';
 import type { Field } from '../schema/schema.js';
 import { nowSeconds } from '../clock.js';
+import { publicVoiceModel } from '../voice/config.js';
 
 const schemas = new Map<string, Schema>();
 
@@ -59,7 +60,7 @@ export interface CollectionInfo {
   token_separators: string[];
   symbols_to_index: string[];
   enable_nested_fields: boolean;
-  voice_query_model?: { model_name: string };
+  voice_query_model?: Record<string, unknown>;
   metadata?: Record<string, unknown>;
   num_documents: number;
   created_at: number;
@@ -74,7 +75,7 @@ export function describeCollection(store: Store, rec: CollectionRecord): Collect
     token_separators: rec.token_separators,
     symbols_to_index: rec.symbols_to_index,
     enable_nested_fields: rec.enable_nested_fields,
-    ...(rec.voice_query_model ? { voice_query_model: rec.voice_query_model } : {}),
+    ...(rec.voice_query_model ? { voice_query_model: publicVoiceModel(rec.voice_query_model) } : {}),
     ...(rec.metadata ? { metadata: rec.metadata } : {}),
     num_documents: state.count,
     created_at: rec.created_at,

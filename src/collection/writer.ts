@@ -12,7 +12,7 @@ import { nextCounter, type Store } from '../storage/store.js';
 import { SegmentBuilder, type BuiltSegment } from '../index/segment.js';
 import { copyState, openSegment, readState, type CollectionState, type SegmentInfo } from '../index/manifest.js';
 import { parseJsonLine } from '../json.js';
-import { loadDocument, stripVectors } from '../document/stored.js';
+import { loadDocument, stripVectors, withoutUnstored } from '../document/stored.js';
 import { encodeBytesTransient, encodeTextTransient } from '../storage/doctext.js';
 import { lineBytes, type PackedLines } from '../io/lines.js';
 import { Blob } from '../index/codec.js';
@@ -265,6 +265,7 @@ export function applyBatch(store: Store, name: string, ops: BatchOp[], hooks: Wr
       const prepared = prepareDocument(schema, full, {
         mode: op.dirty ?? schema.defaultDirtyValues,
         generateId: () => generateIdFor(store, collId, seq),
+        updatesStored: (action === 'update' || action === 'emplace') && previous !== undefined,
       });
       if (prepared.discovered.length > 0) {
         const copy = recordChanged ? record : copyRecord(record);
@@ -291,7 +292,7 @@ export function applyBatch(store: Store, name: string, ops: BatchOp[], hooks: Wr
       store.ids.put([collId, prepared.id], seq);
       builder.add(seq, values);
       hooks.afterWrite?.(ctx, seq, prepared.stored);
-      results.push({ ok: true, id: prepared.id, doc: prepared.stored, seq, existed: existingSeq !== undefined });
+      results.push({ ok: true, id: prepared.id, doc: withoutUnstored(schema, prepared.stored), seq, existed: existingSeq !== undefined });
     } catch (e) {
       if (!isFathomError(e)) throw e;
       results.push({ ok: false, error: e });

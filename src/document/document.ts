@@ -10,6 +10,7 @@ import { INPUT_LIMITS, MAX_ID_LENGTH } from '../defaults.js';
 import { FathomError } from '../errors.js';
 import { isPlainObject } from '../json.js';
 import type { Field, FieldDef, FieldType, Schema } from '../schema/schema.js';
+import { checkImage, ImageError } from '../embed/image/format.js';
 
 export type DirtyValues = 'coerce_or_reject' | 'coerce_or_drop' | 'drop' | 'reject';
 export const DIRTY_VALUES: readonly DirtyValues[] = ['coerce_or_reject', 'coerce_or_drop', 'drop', 'reject'];
@@ -187,7 +188,8 @@ export function detectType(v: unknown, nested: boolean): FieldType | undefined {
   return undefined;
 }
 
-type Outcome = { ok: true; value: IndexValue; changed: boolean } | { ok: false; message: string };
+/** `fatal`: the value fails its document under every dirty_values mode (an image that is not one). */
+type Outcome = { ok: true; value: IndexValue; changed: boolean } | { ok: false; message: string; fatal?: boolean };
 
 /** Coerces `v` to the field's type. */
 export function coerceValue(field: Pick<Field, 'name' | 'type' | 'num_dim'>, v: unknown, mode: DirtyValues): Outcome {
@@ -225,6 +227,16 @@ export function coerceValue(field: Pick<Field, 'name' | 'type' | 'num_dim'>, v: 
       out[i] = x;
     }
     return { ok: true, value: out, changed: false };
+  }
+  if (t === 'image') {
+    // never coerced nor dropped: a document whose image is not one fails (src/embed/image/format.ts)
+    try {
+      checkImage(v);
+    } catch (e) {
+      if (!(e instanceof ImageError)) throw e;
+      return { ok: false, message: `field \`${field.name}\` ${e.message}`, fatal: true };
+    }
+    return { ok: true, value: v as string, changed: false };
   }
   if (t === 'object') return isPlainObject(v) ? { ok: true, value: [], changed: false } : mismatch();
   if (t === 'object[]') {
@@ -319,6 +331,11 @@ export interface PrepareOptions {
    * input itself, changed in place, rather than a copy. Default false.
    */
   owned?: boolean;
+  /**
+   * The document updates a stored one: a required field with `store: false` may be absent,
+   * since it was never stored to be merged back. Default false.
+   */
+  updatesStored?: boolean;
 }
 
 /**
@@ -393,6 +410,7 @@ export function prepareDocument(schema: Schema, input: unknown, opts: PrepareOpt
     }
     if (mode === 'drop') {
       const r = coerceValue(field, value, 'reject');
+      if (!r.ok && r.fatal) docError(r.message);
       if (r.ok) values.push([field, r.value]);
       else {
         dropField(stored, name, field, r.message);
@@ -407,7 +425,7 @@ export function prepareDocument(schema: Schema, input: unknown, opts: PrepareOpt
         asGiven = false;
       }
       values.push([field, r.value]);
-    } else if (mode === 'coerce_or_drop') {
+    } else if (mode === 'coerce_or_drop' && !r.fatal) {
       dropField(stored, name, field, r.message);
       asGiven = false;
     } else {
@@ -419,6 +437,7 @@ export function prepareDocument(schema: Schema, input: unknown, opts: PrepareOpt
   for (const f of schema.fields) {
     if (f.optional || f.pattern || f.embed || f.type === 'auto') continue;
     if (seen.has(f.name)) continue;
+    if (opts.updatesStored && f.store === false) continue;
     if (f.kind === 'object' && hasPath(doc, f.name)) continue;
     if (hasPath(doc, f.name) && getPath(doc, f.name) !== null) {
       docError(`field \`${f.name}\` could not be indexed and it is required`);

@@ -9,11 +9,15 @@ import type { Schema } from '../schema/schema.js';
 import type { Store } from '../storage/store.js';
 import { getVector } from '../vector/vecstore.js';
 
-/** The record to store: `doc` without its top-level vector fields (a copy only when there are any). */
+/**
+ * The record to store: `doc` without its top-level vector fields (kept in the vector store)
+ * and without its `store: false` fields (image fields used only to compute an embedding,
+ * never written). A copy only when there are any.
+ */
 export function stripVectors(schema: Schema, doc: Record<string, unknown>): Record<string, unknown> {
   let out = doc;
   for (const f of schema.fields) {
-    if (f.kind !== 'vector' || f.name.includes('.') || !(f.name in doc)) continue;
+    if ((f.kind !== 'vector' && f.store !== false) || f.name.includes('.') || !(f.name in doc)) continue;
     if (out === doc) out = { ...doc };
     delete out[f.name];
   }
@@ -47,4 +51,15 @@ export function loadDocument(store: Store, schema: Schema, seq: number, want?: (
 export function projectionWants(include?: string[], exclude?: string[]): (name: string) => boolean {
   const inc = include?.filter((n) => !n.startsWith('$'));
   return (name) => (!inc || inc.length === 0 || inc.includes(name)) && !(exclude ?? []).includes(name);
+}
+
+/** `doc` without its `store: false` fields, for answers (a copy only when it has any). */
+export function withoutUnstored(schema: Schema, doc: Record<string, unknown>): Record<string, unknown> {
+  let out = doc;
+  for (const f of schema.fields) {
+    if (f.store !== false || !(f.name in doc)) continue;
+    if (out === doc) out = { ...doc };
+    delete out[f.name];
+  }
+  return out;
 }

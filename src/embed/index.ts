@@ -10,8 +10,8 @@
  *
  *   model_name            kind                              module
  *   ts/use-lite           built-in offline USE lite         use-lite.ts
- *   ts/<name>             built-in ONNX, downloaded once    repository.ts + onnx.ts
- *   <dir>                 user ONNX in <data_dir>/models    onnx.ts (+ tokenizers/)
+ *   ts/<name>             built-in ONNX, downloaded once    repository.ts + onnx.ts (clip.ts for image-text models)
+ *   <dir>                 user ONNX in <data_dir>/models    onnx.ts (+ tokenizers/), clip.ts
  *   openai/<model>        OpenAI or compatible server       remote/openai.ts
  *   google/<model>        Google generative language API    remote/google.ts
  *   gcp/<model>           Vertex AI prediction API          remote/gcp.ts
@@ -20,6 +20,8 @@ import path from 'node:path';
 import fsp from 'node:fs/promises';
 import { FathomError } from '../errors.js';
 import { parseModelConfig, withPrefix, type ModelSpec } from './config.js';
+import { ClipModel } from './clip.js';
+import { closeImagePreparer } from './image/images.js';
 import { ModelFilesError, OnnxModel, readModelConfig } from './onnx.js';
 import { DownloadError, ensureBuiltinModel } from './repository.js';
 import { GcpModel } from './remote/gcp.js';
@@ -63,6 +65,11 @@ class ModelEmbedder implements Embedder {
     return this.model.run(prefix ? texts.map((t) => withPrefix(prefix, t)) : texts, opts);
   }
 
+  get embedImages(): ((images: string[]) => Promise<Array<Float32Array | Error>>) | undefined {
+    const m = this.model;
+    return m.runImages ? (images) => m.runImages!(images) : undefined;
+  }
+
   async embed(texts: string[], opts: EmbedOptions): Promise<Float32Array[]> {
     const out = await this.embedEach(texts, opts);
     for (const v of out) if (v instanceof Error) throw v;
@@ -96,7 +103,7 @@ async function loadLocal(dir: string, label: string): Promise<Loaded> {
   const st = await fsp.stat(dir).catch(() => undefined);
   if (!st?.isDirectory()) throw new ModelFilesError(`the model directory ${dir} does not exist`);
   const cfg = await readModelConfig(dir);
-  const model = await OnnxModel.load(dir, label);
+  const model = cfg.model_type === 'clip' ? await ClipModel.load(dir, cfg, label) : await OnnxModel.load(dir, label);
   const str = (v: unknown) => (typeof v === 'string' && v.length > 0 ? v : undefined);
   return { model, indexingPrefix: str(cfg.indexing_prefix), queryPrefix: str(cfg.query_prefix) };
 }
@@ -193,4 +200,5 @@ export async function closeEmbedders(): Promise<void> {
   models.clear();
   embedders.clear();
   await Promise.all(all.map((p) => p.then((l) => l.model.close(), () => undefined)));
+  await closeImagePreparer();
 }

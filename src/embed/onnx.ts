@@ -25,7 +25,8 @@ import type { SubwordTokenizer } from './tokenizers/tokenizer.js';
 import { EmbeddingError, type EmbedOptions, type TextModel } from './types.js';
 import { InferenceWorker, type TensorInfo } from './worker.js';
 
-export const SUPPORTED_MODEL_TYPES = ['bert', 'distilbert', 'xlm_roberta'] as const;
+/** `clip` directories are image-text models, loaded by clip.ts; the others are text models loaded here. */
+export const SUPPORTED_MODEL_TYPES = ['bert', 'distilbert', 'xlm_roberta', 'clip'] as const;
 
 /** A model directory's config.json, as far as Fathom reads it. */
 export interface LocalModelConfig {

@@ -40,7 +40,7 @@ export function builtinModelDir(dataDir: string, name: string): string {
 /** A download failure; the message says which file, from where, and why. */
 export class DownloadError extends Error {}
 
-function repoBase(url: string | undefined): string {
+export function repoBase(url: string | undefined): string {
   const base = url ?? EMBED_DEFAULTS.modelRepositoryUrl;
   return base.endsWith('/') ? base : `${base}/`;
 }
@@ -59,7 +59,7 @@ async function isComplete(dir: string): Promise<boolean> {
 }
 
 /** Removes download directories of `name` left by processes that no longer run. */
-async function removeStaleDownloads(modelsDir: string, name: string): Promise<void> {
+export async function removeStaleDownloads(modelsDir: string, name: string): Promise<void> {
   let entries: string[];
   try {
     entries = await fsp.readdir(modelsDir);
@@ -86,7 +86,7 @@ async function removeStaleDownloads(modelsDir: string, name: string): Promise<vo
 }
 
 /** Streams `url` into `file`, checking status, length and MD5. Returns the bytes written. */
-async function downloadFile(fetchImpl: typeof fetch, url: string, file: string, md5: string | undefined): Promise<number> {
+export async function downloadFile(fetchImpl: typeof fetch, url: string, file: string, md5: string | undefined): Promise<number> {
   const ac = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const arm = () => {
@@ -156,7 +156,7 @@ async function downloadFile(fetchImpl: typeof fetch, url: string, file: string, 
   }
 }
 
-function causeMessage(e: unknown): string {
+export function causeMessage(e: unknown): string {
   const err = e as Error & { cause?: unknown };
   const cause = err?.cause instanceof Error ? `: ${err.cause.message}` : '';
   return `${err?.message ?? String(e)}${cause}`;

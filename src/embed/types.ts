@@ -35,6 +35,11 @@ export interface Embedder {
   embed(texts: string[], opts: EmbedOptions): Promise<Float32Array[]>;
   /** As `embed`, but a failure fails only the texts it concerns (imports). Local models never fail one text alone. */
   embedEach?(texts: string[], opts: EmbedOptions): Promise<Array<Float32Array | Error>>;
+  /**
+   * Image-text models only: one unit vector per Base64 image (BMP, JPEG, PNG), in the
+   * texts' space; an image that cannot be decoded gets an Error in its slot.
+   */
+  embedImages?(images: string[]): Promise<Array<Float32Array | Error>>;
 }
 
 export interface EmbedEnv {
@@ -65,6 +70,8 @@ export interface TextModel {
    * request only.
    */
   run(texts: string[], opts: EmbedOptions): Promise<Array<Float32Array | Error>>;
+  /** Image-text models: Base64 images to vectors in the texts' space (an Error in the slot of an image that cannot be decoded). */
+  runImages?(images: string[]): Promise<Array<Float32Array | Error>>;
   /** Releases threads and native resources. The model is unusable afterwards. */
   close(): Promise<void>;
 }

@@ -12,6 +12,7 @@
  *
  * Messages in:  { id, op: 'load-onnx', path }              out: { id, info: { inputs, outputs } }
  *               { id, op: 'run-onnx', ids, mask, batch, seq, withTypes }   out: { id, vectors, dims }
+ *               { id, op: 'run-tower', feeds: {name: {type, data, dims}}, output }   out: { id, vectors, dims }
  *               { id, op: 'load-use' }                      out: { id, info: { dims } }
  *               { id, op: 'embed-use', texts }              out: { id, vectors, dims }
  *               any failure                                 out: { id, error }
@@ -98,6 +99,22 @@ async function handle(msg) {
       }
       if (out.dispose) out.dispose();
       return { vectors: normalizeRows(vectors, batch, dims), dims };
+    }
+    case 'run-tower': {
+      // a tower with named inputs and one [batch, dims] output (CLIP's image and text towers)
+      const feeds = {};
+      for (const name of Object.keys(msg.feeds)) {
+        const t = msg.feeds[name];
+        feeds[name] = t.type === 'float32' ? new ort.Tensor('float32', t.data, t.dims) : intTensor(t.type, t.data, t.dims);
+      }
+      const result = await session.run(feeds, [msg.output]);
+      const out = result[msg.output];
+      if (out.dims.length !== 2) throw new Error('the model output ' + msg.output + ' has shape [' + out.dims.join(', ') + ']; expected [batch, dims]');
+      const rows = out.dims[0];
+      const dims = out.dims[1];
+      const vectors = Float32Array.from(out.data);
+      if (out.dispose) out.dispose();
+      return { vectors: normalizeRows(vectors, rows, dims), dims };
     }
     case 'load-use': {
       const { initModel } = require(workerData.usePath);

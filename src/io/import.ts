@@ -182,19 +182,31 @@ export async function importLines(
     if (inflight.length >= depth) await drain();
   };
 
+  /** The latest batch's embedding; the next one starts when it is done. */
+  let enriching: Promise<unknown> = Promise.resolve();
+
   const submit = async () => {
     if (ops.length === 0) return;
     const batchTexts = texts;
     let batchOps = ops;
     texts = [];
     ops = [];
-    if (opts.enrich && hasRoom(store)) batchOps = await opts.enrich(batchOps);
+    // Embedding (a model's thread, a remote API) runs while the next lines are read and
+    // batched, one batch at a time (so a model's memory for a batch is taken once);
+    // transactions still apply in batch order. A batch that will not fit on the disk is not
+    // embedded: its transaction refuses it.
+    const enrich = opts.enrich && hasRoom(store) ? opts.enrich : undefined;
+    const ready: Promise<BatchOp[]> = enrich ? enriching.then(() => enrich(batchOps)) : Promise.resolve(batchOps);
+    enriching = ready.catch(() => undefined);
     const entry: (typeof inflight)[number] = { texts: batchTexts, done: undefined as unknown as Promise<OpResult[]> };
     enqueue(
       entry,
-      (queued = queued.then(() =>
-        isolated(store, collection, () => applyBatch(store, collection, batchOps, opts.hooks), () => batchOps, opts.hooks, textBytes(batchTexts)).catch(unstored(batchOps.length, () => '')),
-      )),
+      (queued = Promise.all([ready, queued]).then(([enriched]) => {
+        batchOps = enriched;
+        return isolated(store, collection, () => applyBatch(store, collection, batchOps, opts.hooks), () => batchOps, opts.hooks, textBytes(batchTexts)).catch(
+          unstored(batchOps.length, () => ''),
+        );
+      })),
     );
     if (inflight.length >= depth) await drain();
   };

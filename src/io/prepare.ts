@@ -28,6 +28,7 @@ import { Schema, type CollectionRecord } from '../schema/schema.js';
 import { SegmentBuilder } from '../index/segment.js';
 import { fieldTokenizer } from '../collection/catalog.js';
 import { hasLongInteger, parseJsonLine, stringifyJson } from '../json.js';
+import { stripVectors } from '../document/stored.js';
 import type { WriteAction } from '../collection/writer.js';
 import { decodeLine, lineBytes, notUtf8, type PackedLines } from './lines.js';
 
@@ -115,12 +116,13 @@ export function prepareBatch(req: PrepareRequest, schema: Schema = new Schema(re
       const n = ids.length;
       docOf[i] = n;
       ids.push(id);
-      if (prepared.asGiven) {
+      const toStore = stripVectors(schema, prepared.stored); // `store: false` fields are never written
+      if (prepared.asGiven && toStore === prepared.stored) {
         stored.push(null);
         lossless.push(wide ? 1 : 0);
       } else {
-        if (id === null) delete prepared.stored.id; // appended when applied
-        const text = stringifyJson(prepared.stored);
+        if (id === null) delete toStore.id; // appended when applied
+        const text = stringifyJson(toStore);
         stored.push(text);
         lossless.push(hasLongInteger(text) ? 1 : 0);
       }

@@ -9,6 +9,7 @@
 import { FIELD_DEFAULTS, HNSW_DEFAULTS } from '../defaults.js';
 import { FathomError } from '../errors.js';
 import { isPlainObject } from '../json.js';
+import { parseVoiceModel } from '../voice/config.js';
 
 export const FIELD_TYPES = [
   'string',
@@ -66,7 +67,8 @@ export interface CollectionRecord {
   token_separators: string[];
   symbols_to_index: string[];
   enable_nested_fields: boolean;
-  voice_query_model?: { model_name: string };
+  /** Speech recogniser for `voice_query` (src/voice/config.ts): model_name, and api_key / url / paths as it needs. */
+  voice_query_model?: { model_name: string; [k: string]: string };
   metadata?: Record<string, unknown>;
   created_at: number;
   /** Incremented on every schema change; compiled schemas are cached by (id, version). */
@@ -440,11 +442,8 @@ export function validateCollectionSchema(raw: unknown): Omit<CollectionRecord, '
   }
   let vqm: CollectionRecord['voice_query_model'];
   if (raw.voice_query_model !== undefined) {
-    const v = raw.voice_query_model;
-    if (!isPlainObject(v) || typeof v.model_name !== 'string' || v.model_name.length === 0) {
-      bad('`voice_query_model` must be an object with a `model_name` such as "ts/whisper/base.en"');
-    }
-    vqm = { model_name: v.model_name };
+    parseVoiceModel(raw.voice_query_model); // the name and attributes; availability is checked at creation
+    vqm = { ...(raw.voice_query_model as { model_name: string; [k: string]: string }) };
   }
   if (raw.metadata !== undefined && !isPlainObject(raw.metadata)) bad('`metadata` must be an object');
   return {

@@ -7,6 +7,11 @@
  * puts the vectors into the documents. A document whose embedding fails becomes a failed
  * operation of its own; the rest of the batch goes on. An update re-embeds only when one
  * of its `from` fields changed (otherwise the stored vector stays).
+ *
+ * `image` fields in `from` are embedded by an image-text model's image tower (all the
+ * batch's images in batches of IMAGE_DEFAULTS.batchSize); a field with both texts and
+ * images gets the normalised mean of the text's vector and each image's. An update that
+ * does not send a `store: false` image again keeps the stored vector (the image is gone).
  */
 import { FathomError } from '../errors.js';
 import type { Store } from '../storage/store.js';
@@ -16,7 +21,8 @@ import { parseLineOp, type BatchOp } from '../collection/writer.js';
 import { isPlainObject } from '../json.js';
 import { getPath, validateId } from '../document/document.js';
 import { loadDocument } from '../document/stored.js';
-import { cachedEmbedQuery, loadEmbedder, parseModelConfig, type EmbedEnv, type Embedder } from '../embed/index.js';
+import { cachedEmbedQuery, l2normalize, loadEmbedder, parseModelConfig, type EmbedEnv, type Embedder } from '../embed/index.js';
+import { ImageValueError } from '../embed/clip.js';
 
 export interface RemoteEmbeddingOptions {
   /** remote_embedding_batch_size: texts per request to a remote model. */
@@ -29,6 +35,7 @@ export interface RemoteEmbeddingOptions {
 
 /** Checks every `embed` field's model and fills in `num_dim` from it. */
 export async function resolveEmbedFields(fields: FieldDef[] | Omit<FieldDef, 'id'>[], env: EmbedEnv): Promise<void> {
+  const types = new Map<string, string>(fields.map((f) => [f.name, f.type]));
   for (const f of fields) {
     if (!f.embed) continue;
     let embedder: Embedder;
@@ -37,6 +44,14 @@ export async function resolveEmbedFields(fields: FieldDef[] | Omit<FieldDef, 'id
       embedder = await loadEmbedder(f.embed.model_config, env);
     } catch (e) {
       throw new FathomError('BAD_SCHEMA', `field \`${f.name}\`: ${(e as Error).message}`);
+    }
+    const image = f.embed.from.find((src) => types.get(src) === 'image');
+    if (image !== undefined && !embedder.embedImages) {
+      throw new FathomError(
+        'BAD_SCHEMA',
+        `field \`${f.name}\`: \`embed.from\` names the image field \`${image}\`, but model \`${f.embed.model_config.model_name}\` embeds only text; ` +
+          'use an image-text model such as `ts/clip-vit-b-p32`, or a model directory with `model_type: "clip"`',
+      );
     }
     if (f.num_dim !== undefined && f.num_dim !== embedder.dims) {
       throw new FathomError('BAD_SCHEMA', `field \`${f.name}\`: \`num_dim\` is ${f.num_dim} but model \`${f.embed.model_config.model_name}\` produces ${embedder.dims}-dimensional vectors`);
@@ -62,10 +77,45 @@ function embedFields(schema: Schema): Field[] {
   return schema.fields.filter((f) => f.embed && f.kind === 'vector');
 }
 
+/** What a document gives an embedding field: the text of its text sources and its images. */
+interface Sources {
+  text?: string;
+  /** Image values, with the field each came from. */
+  images: Array<{ field: string; value: string }>;
+  /** A `store: false` image source is absent (an update that did not send it again). */
+  unsentImage: boolean;
+}
+
+function sources(schema: Schema, field: Field, doc: Record<string, unknown>): Sources | undefined {
+  const parts: string[] = [];
+  const images: Sources['images'] = [];
+  let unsentImage = false;
+  for (const name of field.embed!.from) {
+    const src = schema.field(name);
+    const v = getPath(doc, name);
+    if (src?.kind === 'image') {
+      if (typeof v === 'string') images.push({ field: name, value: v });
+      else if (v === undefined || v === null) unsentImage ||= src.store === false;
+      continue;
+    }
+    if (v === undefined || v === null) continue;
+    if (Array.isArray(v)) {
+      for (const x of v) if (x !== null && x !== undefined) parts.push(String(x));
+    } else parts.push(String(v));
+  }
+  if (parts.length === 0 && images.length === 0) return undefined;
+  return { text: parts.length ? parts.join(' ') : undefined, images, unsentImage };
+}
+
+function sameSources(a: Sources | undefined, b: Sources | undefined): boolean {
+  return !!a && !!b && a.text === b.text && a.images.length === b.images.length && a.images.every((x, i) => x.value === b.images[i]!.value);
+}
+
 interface Pending {
   op: number;
   field: Field;
-  text: string;
+  text?: string;
+  images: Sources['images'];
 }
 
 /**
@@ -101,10 +151,13 @@ export async function enrichOps(store: Store, collection: string, ops: BatchOp[]
     const merged = partial && previous ? { ...previous, ...doc } : doc;
     for (const f of fields) {
       if (doc[f.name] !== undefined && doc[f.name] !== null) continue; // a vector given by the caller is kept
-      const text = sourceText(f, merged);
-      if (text === undefined) continue;
-      if (partial && previous && text === sourceText(f, previous) && previous[f.name] !== undefined) continue; // unchanged sources
-      pending.push({ op: i, field: f, text });
+      const src = sources(schema, f, merged);
+      if (src === undefined) continue;
+      if (partial && previous && previous[f.name] !== undefined) {
+        if (sameSources(src, sources(schema, f, previous))) continue; // unchanged sources
+        if (src.unsentImage) continue; // the image is not stored: the vector made with it stays
+      }
+      pending.push({ op: i, field: f, text: src.text, images: src.images });
     }
   });
   if (pending.length === 0) return out;
@@ -119,14 +172,7 @@ export async function enrichOps(store: Store, collection: string, ops: BatchOp[]
   const vectors = new Map<number, Record<string, number[]>>();
   for (const list of byField.values()) {
     const field = list[0]!.field;
-    let results: Array<Float32Array | Error>;
-    try {
-      const embedder = await loadEmbedder(field.embed!.model_config, env);
-      const opts = { purpose: 'index' as const, ...remote };
-      results = embedder.embedEach ? await embedder.embedEach(list.map((p) => p.text), opts) : await embedder.embed(list.map((p) => p.text), opts);
-    } catch (e) {
-      results = list.map(() => e as Error);
-    }
+    const results = await embedSources(field, list, env, remote);
     list.forEach((p, k) => {
       const r = results[k]!;
       if (r instanceof Error) failed.set(p.op, r);
@@ -146,6 +192,60 @@ export async function enrichOps(store: Store, collection: string, ops: BatchOp[]
     out[i] = { ...op, doc: { ...(op.doc as Record<string, unknown>), ...v }, text: undefined };
   }
   return out;
+}
+
+/**
+ * One vector per pending document: its text's, its images', or the normalised mean of
+ * both. Texts go to the model in one call, images in another; a failure fails only the
+ * documents it concerns.
+ */
+async function embedSources(field: Field, list: Pending[], env: EmbedEnv, remote: RemoteEmbeddingOptions): Promise<Array<Float32Array | Error>> {
+  let embedder: Embedder;
+  try {
+    embedder = await loadEmbedder(field.embed!.model_config, env);
+  } catch (e) {
+    return list.map(() => e as Error);
+  }
+  const withText = list.filter((p) => p.text !== undefined);
+  const textVecs = new Map<Pending, Float32Array | Error>();
+  if (withText.length > 0) {
+    const opts = { purpose: 'index' as const, ...remote };
+    const texts = withText.map((p) => p.text!);
+    let r: Array<Float32Array | Error>;
+    try {
+      r = embedder.embedEach ? await embedder.embedEach(texts, opts) : await embedder.embed(texts, opts);
+    } catch (e) {
+      r = texts.map(() => e as Error);
+    }
+    withText.forEach((p, k) => textVecs.set(p, r[k]!));
+  }
+  const images = list.flatMap((p) => p.images.map((i) => i.value));
+  let imageVecs: Array<Float32Array | Error> = [];
+  if (images.length > 0) {
+    try {
+      if (!embedder.embedImages) throw new FathomError('BAD_SCHEMA', `model \`${embedder.modelName}\` embeds only text and cannot embed images`);
+      imageVecs = await embedder.embedImages(images);
+    } catch (e) {
+      imageVecs = images.map(() => e as Error);
+    }
+  }
+  let next = 0;
+  return list.map((p) => {
+    const parts: Array<Float32Array | Error> = [];
+    if (p.text !== undefined) parts.push(textVecs.get(p)!);
+    p.images.forEach((img, k) => {
+      const v = imageVecs[next + k]!;
+      // the source field's name completes an undecodable image's message
+      parts.push(v instanceof ImageValueError ? new FathomError('BAD_DOCUMENT', `field \`${img.field}\` ${v.message}`) : v);
+    });
+    next += p.images.length;
+    const err = parts.find((v) => v instanceof Error);
+    if (err) return err;
+    if (parts.length === 1) return parts[0]!;
+    const mean = new Float32Array((parts[0] as Float32Array).length);
+    for (const v of parts as Float32Array[]) for (let k = 0; k < mean.length; k++) mean[k]! += v[k]!;
+    return l2normalize(mean);
+  });
 }
 
 /** The query vector for `texts` (one text, or a weighted average of several, normalised). */
