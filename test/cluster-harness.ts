@@ -55,6 +55,8 @@ export async function freePort(): Promise<number> {
 export interface NatsServer {
   name: string;
   url: string;
+  /** Where it keeps its JetStream data. */
+  dir: string;
   process?: ChildProcess;
   kill(signal?: NodeJS.Signals): Promise<void>;
   start(): Promise<void>;
@@ -106,6 +108,7 @@ export async function startNats(n = 3): Promise<NatsCluster> {
     const s: NatsServer = {
       name,
       url: `nats://127.0.0.1:${port}`,
+      dir,
       async start() {
         const child = spawn(bin, ['-c', conf], { stdio: ['ignore', 'ignore', 'ignore'] });
         s.process = child;

@@ -110,6 +110,21 @@ describe.skipIf(!HAVE_NATS)('a three-node cluster', () => {
     for (const n of nodes) expect((await call(n, 'GET', '/collections/item_queries/documents/search?q=*')).json().hits.map((h: any) => [h.document.q, h.document.count])).toEqual([['item', 3]]);
   }, 30_000);
 
+  it('replicates a key by its hash: it works on every node, and its value is in no NATS server\'s store', async () => {
+    const created = await call(nodes[0]!, 'POST', '/keys', { description: 'ops', actions: ['*'], collections: ['*'] });
+    expect(created.status).toBe(201);
+    const value = created.json().value as string;
+    await settled(nodes);
+    for (const n of nodes) {
+      const r = await fetch(`${n.url}/collections`, { headers: { 'x-typesense-api-key': value } });
+      expect(r.status).toBe(200);
+    }
+    const files = (dir: string): string[] => fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+    const stored = nats.servers.flatMap((s) => files(s.dir)).filter((f) => !f.endsWith('.conf'));
+    expect(stored.length).toBeGreaterThan(0);
+    for (const f of stored) expect(fs.readFileSync(f).includes(value), f).toBe(false);
+  });
+
   it('refuses a CLI write to a node\'s data directory, and reads it', async () => {
     const r = await cli(['documents', 'delete', 'items', 'i1', '-d', nodes[0]!.dataDir]);
     expect(r.code).not.toBe(0);

@@ -6,7 +6,7 @@
  * in their transactions, and see the command's time as now.
  */
 import type { Engine } from '../engine.js';
-import { createKey, deleteKey, purgeExpiredKeys } from '../keys/keys.js';
+import { deleteKey, purgeExpiredKeys, storeReplicatedKey } from '../keys/keys.js';
 import { deleteModel, putModel } from '../llm/registry.js';
 import { appendExchange, deleteConversation, purgeExpiredConversations, updateConversation } from '../conversation/history.js';
 import type { Command } from './command.js';
@@ -33,7 +33,7 @@ export function applyCommand(engine: Engine, cmd: Command): Promise<unknown> {
     case 'docs.write':
       return engine.applyOps(cmd.collection, cmd.ops);
     case 'key.create':
-      return createKey(store, cmd.body);
+      return storeReplicatedKey(store, cmd.body);
     case 'key.delete':
       return deleteKey(store, cmd.id);
     case 'keys.purge':

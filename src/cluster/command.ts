@@ -26,6 +26,7 @@ export type Command =
   | { op: 'stopwords.put'; name: string; body: unknown }
   | { op: 'stopwords.delete'; name: string }
   | { op: 'docs.write'; collection: string; ops: BatchOp[] }
+  /** A key's validated fields and what is stored of its value (its hash and prefix; the value only when kept). */
   | { op: 'key.create'; body: Record<string, unknown> }
   | { op: 'key.delete'; id: string }
   | { op: 'keys.purge' }

@@ -149,14 +149,32 @@ export function validateKeyBody(raw: unknown): ValidKey {
 /** Creates a key; the result carries the value, which is never shown again. */
 export async function createKey(store: Store, body: unknown): Promise<CreatedKey> {
   const valid = validateKeyBody(body);
-  // generated once, by the node that received the request: the command carries it
+  // Generated once, by the node that received the request. What replicates is what is
+  // stored: the hash and prefix, and the value itself only for keys that keep it (the
+  // parents of scoped search keys); the value is revealed to this caller alone.
   const value = valid.value ?? generateValue();
-  return commit(store, { op: 'key.create', body: { ...(body as Record<string, unknown>), value } }, () => storeKey(store, valid, value));
+  const secret: KeySecret = { hash: hashValue(value), prefix: value.slice(0, KEY_LIMITS.prefixLength), ...(canParentScopedKeys(valid.actions) ? { value } : {}) };
+  const { value: _sent, ...fields } = valid;
+  const created = await commit(store, { op: 'key.create', body: { ...fields, ...secret } }, () => storeKey(store, valid, secret));
+  return { ...created, value };
 }
 
-async function storeKey(store: Store, valid: ReturnType<typeof validateKeyBody>, value: string): Promise<CreatedKey> {
-  const hash = hashValue(value);
-  const prefix = value.slice(0, KEY_LIMITS.prefixLength);
+/** What a key's record keeps of its value. */
+interface KeySecret {
+  hash: string;
+  prefix: string;
+  /** Kept only for the parents of scoped search keys. */
+  value?: string;
+}
+
+/** Stores a key created elsewhere in the cluster (src/cluster/apply.ts): its fields as validated there, and its secret. */
+export function storeReplicatedKey(store: Store, body: Record<string, unknown>): Promise<KeyView> {
+  const { hash, prefix, value, ...fields } = body as unknown as ReturnType<typeof validateKeyBody> & KeySecret;
+  return storeKey(store, fields, { hash, prefix, ...(value !== undefined ? { value } : {}) });
+}
+
+async function storeKey(store: Store, valid: Omit<ReturnType<typeof validateKeyBody>, 'value'>, secret: KeySecret): Promise<KeyView> {
+  const { hash, prefix, value } = secret;
   const record = await write(store, () => {
     if (store.aux.get([HASH_AREA, hash]) !== undefined) throw new FathomError('CONFLICT', 'a key with this value already exists');
     const id = nextCounter(store, 'next_key_id');
@@ -169,7 +187,7 @@ async function storeKey(store: Store, valid: ReturnType<typeof validateKeyBody>,
       autodelete: valid.autodelete,
       value_prefix: prefix,
       value_hash: hash,
-      ...(canParentScopedKeys(valid.actions) ? { value } : {}),
+      ...(value !== undefined && canParentScopedKeys(valid.actions) ? { value } : {}),
       created_at: nowSeconds(),
     };
     store.keys.put(id, rec);
@@ -177,7 +195,7 @@ async function storeKey(store: Store, valid: ReturnType<typeof validateKeyBody>,
     if (rec.value !== undefined) store.aux.put([PREFIX_AREA, prefix, id], 1);
     return rec;
   });
-  return { ...viewOf(record), value };
+  return viewOf(record);
 }
 
 export function listKeys(store: Store): KeyView[] {
