@@ -105,6 +105,21 @@ describe('auto-embedding with a remote OpenAI-compatible server', () => {
     return e;
   }
 
+  it("never shows the model's api_key whole when the collection is described", async () => {
+    const e = openEngine();
+    const secret = 'sk-test-0123456789abcdef';
+    const info = await e.createCollection({ name: 'm', fields: [{ name: 'title', type: 'string' }, { name: 'emb', type: 'float[]', embed: { from: ['title'], model_config: { model_name: 'openai/fake', api_key: secret, url: fake.url } } }] });
+    for (const shown of [info, e.getCollection('m'), ...e.listCollections()]) {
+      expect(JSON.stringify(shown)).not.toContain(secret);
+      expect((shown.fields[1] as any).embed.model_config.api_key).toBe('sk-t' + '*'.repeat(secret.length - 4));
+    }
+    // the stored key still embeds
+    const r: string[] = [];
+    await e.import('m', [Buffer.from(JSON.stringify({ id: '1', title: 'x' }))], {}, (l) => void r.push(l));
+    expect(JSON.parse(r[0]!).success).toBe(true);
+    await e.close();
+  });
+
   it('embeds a batch in requests of remote_embedding_batch_size, with the indexing prefix', async () => {
     const e = await remote();
     fake.requests = [];

@@ -6,6 +6,7 @@
  * stored record for fast lookups (exact names first, then regular-expression names in
  * declaration order).
  */
+import { maskSecret } from '../llm/config.js';
 import { FIELD_DEFAULTS, HNSW_DEFAULTS } from '../defaults.js';
 import { FathomError } from '../errors.js';
 import { isPlainObject } from '../json.js';
@@ -460,8 +461,18 @@ export function validateCollectionSchema(raw: unknown): Omit<CollectionRecord, '
 }
 
 /** The record as users see it (GET /collections/:name), without internal ids. */
+/** Credentials an embedding field's `model_config` may hold: never shown whole. */
+const SECRET_CONFIG = ['api_key', 'access_token', 'refresh_token', 'client_secret'];
+
+/** A collection's fields as shown to users: no internal ids, embedding credentials masked. */
 export function publicFields(fields: FieldDef[]): Record<string, unknown>[] {
-  return fields.map(({ id: _id, ...rest }) => rest);
+  return fields.map(({ id: _id, ...rest }) => {
+    const cfg = (rest.embed as { model_config?: Record<string, unknown> } | undefined)?.model_config;
+    if (!cfg || !SECRET_CONFIG.some((k) => typeof cfg[k] === 'string')) return rest;
+    const masked: Record<string, unknown> = { ...cfg };
+    for (const k of SECRET_CONFIG) if (typeof masked[k] === 'string') masked[k] = maskSecret(masked[k] as string);
+    return { ...rest, embed: { ...(rest.embed as object), model_config: masked } };
+  });
 }
 
 /** A deep copy of a collection record (records are plain JSON data). */
