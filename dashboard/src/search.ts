@@ -210,6 +210,9 @@ export function searchView(api: Api, collections: AccessCollection[], initial: s
     s.on('render', () => {
       if (s.status === 'idle' && !s.error && errorEl.classList.contains('status-error')) say(errorEl, 'info', '');
       lastQuery = (s.getUiState()[c.name]?.query as string | undefined) ?? '';
+      // the query whose hits are on screen (the benchmark and the tests wait on it)
+      const shown = s.helper?.lastResults?.query;
+      if (shown !== undefined) hitsEl.dataset.query = shown;
     });
 
     const title = text[0];
