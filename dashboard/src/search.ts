@@ -82,8 +82,8 @@ export function searchView(api: Api, collections: AccessCollection[], initial: s
   const select = h('select', { name: 'collection' }, ...searchable.map((c) => h('option', { value: c.name }, c.alias_of ? `${c.name} (alias of ${c.alias_of})` : c.name)));
   select.value = current.name;
   const queryByBox = h('fieldset', { class: 'query-by' });
-  const filterInput = h('input', { type: 'text', name: 'filter_by', autocomplete: 'off', spellcheck: 'false', placeholder: 'e.g. year:>2000 && tags:=fiction' });
-  const vectorInput = h('input', { type: 'text', name: 'vector_query', autocomplete: 'off', spellcheck: 'false', placeholder: 'e.g. embedding:([], id: 42)' });
+  const filterInput = h('input', { type: 'text', name: 'filter_by', autocomplete: 'off', spellcheck: 'false' });
+  const vectorInput = h('input', { type: 'text', name: 'vector_query', autocomplete: 'off', spellcheck: 'false' });
   const sortBox = h('div', { class: 'field' });
   const perPageBox = h('div', { class: 'field' });
   const searchBoxEl = h('div', { class: 'searchbox' });
@@ -106,7 +106,7 @@ export function searchView(api: Api, collections: AccessCollection[], initial: s
       field('Collection', select),
       queryByBox,
       field('Filter (filter_by)', filterInput, 'Applied on Enter; combined with the refinements.'),
-      field('Vector query (vector_query)', vectorInput, 'Applied on Enter, e.g. field:([0.1, 0.2], k: 10).'),
+      field('Vector query (vector_query)', vectorInput, 'Applied on Enter: a vector, or [] and the id of a document.'),
     ),
     searchBoxEl,
     h('div', { class: 'result-bar' }, statsEl, h('div', { class: 'result-controls' }, sortBox, perPageBox)),
@@ -169,6 +169,12 @@ export function searchView(api: Api, collections: AccessCollection[], initial: s
     const { text, embedding } = queryable(fields);
     settings = { queryBy: text.length > 0 ? text : embedding.slice(0, 1), filterBy: filterInput.value, vectorQuery: vectorInput.value };
     renderQueryBy();
+    // examples from this schema
+    const facet = fields.find((f) => concrete(f) && f.facet === true && TEXT.has(f.type));
+    const num = fields.find((f) => concrete(f) && NUMBER.has(f.type) && !isVector(f));
+    filterInput.placeholder = [facet && `${facet.name}:=value`, num && `${num.name}:>10`].filter(Boolean).join(' && ') || 'field:=value';
+    const vec = fields.find((f) => concrete(f) && isVector(f));
+    vectorInput.placeholder = vec ? `${vec.name}:([], id: 1, k: 10)` : 'this collection has no vector field';
     fill(facetsEl);
     fill(hitsEl);
     say(errorEl, 'info', '');
