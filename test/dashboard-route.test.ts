@@ -3,12 +3,13 @@
  * security headers, `--no-dashboard`, the bundle's size, and `/dashboard/api/access`
  * telling each key only what it may see.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../src/server/serve.js';
 import { generateScopedSearchKey } from '../src/keys/scoped.js';
-import { BOOKS_SCHEMA, ROOT, cli, dataDirPath } from './helpers.js';
+import { BIN, BOOKS_SCHEMA, ROOT, dataDirPath } from './helpers.js';
 
 const ADMIN = 'dashboard-route-admin-key';
 const BUILT = path.join(ROOT, 'dist', 'dashboard');
@@ -110,9 +111,30 @@ describe('the page', () => {
     }
   });
 
-  it('takes --no-dashboard on the command line', async () => {
-    const r = await cli(['serve', '--help']);
-    expect(r.stdout).toContain('--no-dashboard');
+  it('is served by the built program from every process, and --no-dashboard turns it off there too', async () => {
+    for (const [flags, status] of [[[], 200], [['--no-dashboard'], 404]] as const) {
+      const child = spawn(process.execPath, [BIN, 'serve', '-d', dataDirPath(), '--api-address', '127.0.0.1', '--api-port', '0', '--api-key', ADMIN, '--processes', '2', ...flags], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      try {
+        const port = await new Promise<number>((resolve, reject) => {
+          let out = '';
+          child.stdout!.on('data', (d) => {
+            out += d;
+            const m = /"msg":"serving"[^\n]*"port":(\d+)|"port":(\d+)[^\n]*"msg":"serving"/.exec(out);
+            if (m) resolve(Number(m[1] ?? m[2]));
+          });
+          child.on('exit', (code) => reject(new Error(`fathom serve exited with ${code}`)));
+        });
+        // the two processes take connections in turn: ask both
+        for (let i = 0; i < 4; i++) expect((await fetch(`http://127.0.0.1:${port}/`)).status, flags.join(' ')).toBe(status);
+      } finally {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      }
+    }
   });
 });
 
