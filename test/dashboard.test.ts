@@ -188,9 +188,17 @@ describe.skipIf(!CHROMIUM)('the dashboard in headless Chromium', () => {
     expect(page.url()).toBe(`${server.url}/dashboard/search`);
     expect(await page.content()).not.toContain(ADMIN);
     expect(await page.textContent('.who')).toBe('admin key');
+    // collections are offered by name
+    expect(await page.$$eval('select[name=collection] option', (os) => os.map((o) => (o as unknown as { value: string }).value))).toEqual(['books', 'imports', 'notes']);
+    await page.selectOption('select[name=collection]', 'notes');
+    await until(page, `document.querySelector('.stats').textContent.startsWith('3 results')`);
+    await page.selectOption('select[name=collection]', 'books');
+    await until(page, `document.querySelector('.stats').textContent.startsWith('${BOOKS.length} results')`);
+    await shot(page, 'collection-picked');
 
     await page.fill('.search-input', 'lighthuose kepeer');
-    await until(page, `document.querySelector('.hit-title')?.textContent.includes('Lighthouse')`);
+    await until(page, `document.querySelector('.hits').dataset.query === 'lighthuose kepeer'`);
+    expect(await page.textContent('.hit-title')).toBe("The Lighthouse Keeper's Garden");
     expect(await statsCount(page)).toBe(1);
     const marks = await page.$$eval('.hit-title .ais-Highlight-highlighted', (els) => els.map((e) => e.textContent));
     expect(marks).toEqual(['Lighthouse', "Keeper's"]);
@@ -406,13 +414,16 @@ describe.skipIf(!CHROMIUM)('the dashboard in headless Chromium', () => {
     expect(JSON.parse(bodies.at(-1)!).searches[0].exclude_fields).toBe('vec,emb');
     await page.check('input[name=query_by][value=emb]');
     await page.fill('.search-input', 'pears');
-    await until(page, `document.querySelector('.hit-title')?.textContent === 'apples and pears'`);
+    await until(page, `document.querySelector('.hits').dataset.query === 'pears' && document.querySelector('.hit-title')?.textContent === 'apples and pears'`);
     expect(JSON.parse(bodies.at(-1)!).searches[0].query_by).toBe('title,emb');
     await page.fill('.search-input', '');
-    await page.fill('input[name=vector_query]', 'vec:([0, 0.1, 1], k: 3)');
+    await until(page, `document.querySelector('.hits').dataset.query === '*'`);
+    // nearest first: 2 (distance 0.5), 3, then 1; an order no plain listing gives
+    await page.fill('input[name=vector_query]', 'vec:([0, 1, 0.5], k: 3)');
     await page.press('input[name=vector_query]', 'Enter');
-    await until(page, `document.querySelector('.hit-title')?.textContent === 'mountains in winter'`);
-    expect(JSON.parse(bodies.at(-1)!).searches[0].vector_query).toBe('vec:([0, 0.1, 1], k: 3)');
+    const titles = `[...document.querySelectorAll('.hit-title')].map((e) => e.textContent).join('|')`;
+    await until(page, `${titles} === 'rivers and lakes|mountains in winter|apples and pears'`);
+    expect(JSON.parse(bodies.at(-1)!).searches[0].vector_query).toBe('vec:([0, 1, 0.5], k: 3)');
     expect(await page.locator('.status-error').count()).toBe(0);
     await shot(page, 'vector-query');
   });

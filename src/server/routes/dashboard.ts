@@ -12,8 +12,8 @@
  *     nosniff`;
  *   - assets are read once, when the app is built, and served from memory; names carry a
  *     content hash, so they are cached for good while index.html is revalidated;
- *   - `/dashboard/api/access` lists only collections the key may search or read, with the
- *     fields a scoped key hides left out, and document counts only where the key may read
+ *   - `/dashboard/api/access` lists only collections the key may search or read (by name),
+ *     with the fields a scoped key hides left out, and document counts only where the key may read
  *     the collection itself.
  */
 import fs from 'node:fs';
@@ -135,6 +135,8 @@ export function describeAccess(ctx: ServerContext, p: Principal): { kind: string
   const infos = new Map(engine.listCollections().map((c) => [c.name, c]));
   const entries: Array<{ name: string; target?: string }> = [...infos.keys()].map((name) => ({ name }));
   for (const a of engine.listAliases()) if (infos.has(a.collection_name)) entries.push({ name: a.name, target: a.collection_name });
+  // by name: a picker's order, the same from one call to the next
+  entries.sort((a, b) => a.name.localeCompare(b.name));
   const collections: AccessCollection[] = [];
   for (const { name, target } of entries) {
     const actions = COLLECTION_ACTIONS.filter((a) => may(a, name, target));
