@@ -3,13 +3,15 @@
 //     through vm.Script with V8's code cache (Node 20 caches compiled code for nothing else);
 //   - ES modules for the worker threads and the explorer's ink UI (ink is an ES module with
 //     top-level await), with shared chunks;
-//   - dist/main.cjs.cache: the code cache, from a warm-up run of the common commands.
+//   - dist/main.cjs.cache: the code cache, from a warm-up run of the common commands;
+//   - dist/dashboard/: the web page `fathom serve` serves on / (dashboard/build.mjs).
 import { build } from 'esbuild';
 import { createRequire } from 'node:module';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { buildDashboard } from '../dashboard/build.mjs';
 
 // Pure-JS packages on the program's paths are bundled in: resolving and compiling them
 // separately costs more at start-up than their code does. Everything else (native addons,
@@ -64,6 +66,7 @@ const cjs = await build({
 for (const out of Object.values(cjs.metafile.outputs)) {
   for (const i of out.imports) if (i.kind === 'dynamic-import') throw new Error(`dist/main.cjs must not import() ${i.path}: bundle it, require it, or load it through __fathomImport`);
 }
+await buildDashboard(path.join(tmp, 'dashboard'));
 const mainFile = path.join(tmp, 'main.cjs');
 const { withBuildId } = createRequire(import.meta.url)('./program.cjs');
 writeFileSync(mainFile, withBuildId(readFileSync(mainFile, 'utf8')));

@@ -30,6 +30,7 @@ interface Opts {
   clusterReplicas: number;
   clusterSnapshotEvery: number;
   clusterSnapshotKeep: number;
+  dashboard: boolean;
 }
 
 export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>): Command {
@@ -39,6 +40,7 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
     .addOption(new Option('--api-address <address>', 'address to listen on').default(SERVER_DEFAULTS.address))
     .addOption(new Option('--api-port <port>', 'port to listen on (0: any free port)').argParser(parseIntOption('api-port', 0, 65535)).default(SERVER_DEFAULTS.port))
     .option('--enable-cors', 'answer CORS preflights and allow browser requests from any origin')
+    .option('--no-dashboard', 'do not serve the web dashboard on / (it asks for an API key and uses the API like any client)')
     .addOption(new Option('--log-level <level>', LEVELS.join(' | ')).argParser(parseChoice('log-level', LEVELS)).default(SERVE_DEFAULTS.logLevel))
     .addOption(
       new Option('--processes <n>', 'server processes sharing the data directory (0: one per CPU core)')
@@ -106,6 +108,7 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
         enableCors: opts.enableCors,
         logLevel: opts.logLevel,
         cacheNumEntries: opts.cacheNumEntries,
+        dashboard: opts.dashboard,
         ...(opts.cluster !== undefined
           ? {
               cluster: {

@@ -318,6 +318,8 @@ export const SERVE_DEFAULTS = {
   maxParamLength: 2048,
   /** Bytes of JSON Lines buffered for a slow export reader before reading pauses. */
   exportHighWaterMark: 256 * 1024,
+  /** Serve the web dashboard on `/` and `/dashboard/...` (`--no-dashboard` turns it off). */
+  dashboard: true,
 } as const;
 
 // ---------------------------------------------------------------------------

@@ -40,6 +40,7 @@ import { operationRoutes } from './routes/operations.js';
 import { RequestGate } from './gate.js';
 import { compact, processParticipant, type CompactReport } from './compact.js';
 import { analyticsRoutes } from './routes/analytics.js';
+import { dashboardRoutes } from './routes/dashboard.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -80,6 +81,8 @@ export interface AppOptions {
   clusterState?: () => Record<string, unknown>;
   /** Run HTTP imports in a thread of their own (default true; a cluster node publishes them from this thread). */
   importThread?: boolean;
+  /** Serve the web dashboard on `/` and `/dashboard/...` (default SERVE_DEFAULTS.dashboard). */
+  dashboard?: boolean;
 }
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -213,6 +216,7 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
   stopwordRoutes(app, ctx);
   conversationRoutes(app, ctx);
   analyticsRoutes(app, ctx);
+  if (opts.dashboard ?? SERVE_DEFAULTS.dashboard) dashboardRoutes(app, ctx);
 
   app.register(async (child) => {
     for (const [url, methods] of table) {

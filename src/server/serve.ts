@@ -66,6 +66,8 @@ export interface ServeOptions {
   limits?: Pick<AppOptions, 'bodyLimit' | 'maxQueryStringLength' | 'connectionsCheckIntervalMs' | 'headersTimeoutMs' | 'socketIdleTimeoutMs'>;
   /** Join a cluster replicated through NATS JetStream (src/cluster); one serving process per node. */
   cluster?: ClusterOptions;
+  /** Serve the web dashboard on `/` (default SERVE_DEFAULTS.dashboard; `--no-dashboard` turns it off). */
+  dashboard?: boolean;
 }
 
 export interface RunningServer {
@@ -138,6 +140,7 @@ export async function startServer(opts: ServeOptions, role: ProcessRole = {}): P
     clusterState: opts.cluster ? () => replicator?.status() ?? { state: 'joining' } : undefined,
     // a cluster node's imports are commands published from this thread
     importThread: !opts.cluster,
+    dashboard: opts.dashboard,
     ...opts.limits,
   });
   let cancelPurge: () => void = () => {};
