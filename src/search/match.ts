@@ -24,8 +24,9 @@ import type { Field } from '../schema/schema.js';
 import type { LiveSegment } from '../index/manifest.js';
 import { isDeleted } from '../index/manifest.js';
 import { ELEMENT_SHIFT, type PostingCursor, type TextIndex } from '../index/segment.js';
-import { enumerateTerms } from './expand.js';
-import { grown, type StringTable } from '../index/codec.js';
+import { enumerateTerms } from '../termdict/walk.js';
+import { grown } from '../arrays.js';
+import type { StringTable } from '../termdict/table.js';
 
 export interface FieldSpec {
   field: Field;

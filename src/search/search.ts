@@ -20,7 +20,7 @@ import { parseSort, type SortClause } from '../query/sort.js';
 import { parseQ } from '../query/q.js';
 import type { SearchParams } from '../query/params.js';
 import { project } from '../io/project.js';
-import { allowedTypos } from './expand.js';
+import { allowedTypos } from '../termdict/walk.js';
 import { matchInfo, matchSegment, selectCandidatesShared, type Candidate, type CandidateTable, type FieldSpec } from './match.js';
 import { FacetCounter, Sorter, TopK, fieldSortValue, type FacetResult, type FacetSpec, type Hit } from './collect.js';
 import { highlightDocument, type HighlightField } from './highlight.js';
