@@ -145,7 +145,7 @@ export const SEARCH_DEFAULTS = {
   search_cutoff_ms: 0,
   /** Sort clauses allowed in `sort_by`. */
   max_sort_clauses: 3,
-  /** Query tokens considered; the rest are ignored. */
+  /** Query tokens considered; the rest are ignored. At most 32: matching keeps a document's tokens as bits of one 32-bit word. */
   max_query_tokens: 32,
 } as const;
 

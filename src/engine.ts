@@ -42,8 +42,9 @@ import { commit, isReplicated } from './cluster/command.js';
 import { replicatedImport } from './cluster/import.js';
 import { currentCommand } from './clock.js';
 import { snapshot } from './storage/copy.js';
-import type { SearchScope } from './search/scope.js';
-import { embeddingNeeds, filterSeqs, search, type EmbeddingNeed, type SearchResponse } from './search/search.js';
+import type { SearchScope } from './query/scope.js';
+import { filterSeqs, search, type SearchResponse } from './search/search.js';
+import { planSearch, type EmbeddingNeed } from './query/plan.js';
 import { deleteStopwords, getStopwords, listStopwords, putStopwords, type StopwordSet } from './stopwords/stopwords.js';
 import { naturalLanguageSearch, wantsNlQuery } from './nlsearch/nlsearch.js';
 
@@ -371,18 +372,18 @@ export class Engine {
     // a spoken query is transcribed into q first (src/voice)
     const voice = raw.voice_query !== undefined ? await transcribeVoiceQuery(getRecord(this.store, collection), raw, this.embedEnv) : undefined;
     const params = parseSearchParams(voice ? voice.params : raw);
-    const need = embeddingNeeds(this.store, collection, params);
-    const queryVector = need ? await this.embedQuery(need, params) : undefined;
-    const res = search(this.store, collection, params, { queryVector, ...(scope ? { scope } : {}) });
+    const plan = planSearch(this.store, collection, params, scope);
+    const queryVector = plan.embed ? await this.embedQuery(plan.embed, params) : undefined;
+    const res = search(plan, queryVector);
     if (voice) res.request_params = { ...res.request_params, voice_query: { transcribed_query: voice.text } } as SearchResponse['request_params'];
     return res;
   }
 
   /** A search that needs no embedding, answered synchronously (benchmarks, hot loops). */
   searchSync(collection: string, raw: RawParams): SearchResponse {
-    const params = parseSearchParams(raw);
-    if (embeddingNeeds(this.store, collection, params)) throw new FathomError('BAD_PARAMETER', 'this query needs an embedding model; use search()');
-    return search(this.store, collection, params);
+    const plan = planSearch(this.store, collection, parseSearchParams(raw));
+    if (plan.embed) throw new FathomError('BAD_PARAMETER', 'this query needs an embedding model; use search()');
+    return search(plan);
   }
 
   /** Embeds the texts a query needs (weighted average for `queries`, normalised). */

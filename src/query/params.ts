@@ -8,7 +8,7 @@
  */
 import { SEARCH_DEFAULTS, VECTOR_DEFAULTS } from '../defaults.js';
 import { FathomError } from '../errors.js';
-import { parseFieldList } from '../io/project.js';
+import { parseFieldList } from './fields.js';
 
 export interface SearchParams {
   q: string;

@@ -20,7 +20,7 @@ import { SERVER_DEFAULTS, SERVE_DEFAULTS } from '../defaults.js';
 import { FathomError } from '../errors.js';
 import { stringifyJson } from '../json.js';
 import type { Engine } from '../engine.js';
-import type { SearchScope } from '../search/scope.js';
+import type { SearchScope } from '../query/scope.js';
 import { Authenticator } from '../keys/auth.js';
 import { authHook } from './access.js';
 import { installJsonParsers } from './body.js';

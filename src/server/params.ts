@@ -5,7 +5,7 @@
  * got, so a bad request answers 400 with a precise message before the engine is called.
  */
 import { FathomError } from '../errors.js';
-import { parseFieldList } from '../io/project.js';
+import { parseFieldList } from '../query/fields.js';
 import type { DirtyValues } from '../document/document.js';
 import type { WriteAction } from '../collection/writer.js';
 

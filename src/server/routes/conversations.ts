@@ -16,7 +16,7 @@
  * `data: [DONE]`. A failure before that is an ordinary `{"message"}` error; a failure
  * during the stream ends it with `event: error` and `data: {"message": ...}` (nothing stored).
  */
-import type { SearchScope } from '../../search/scope.js';
+import type { SearchScope } from '../../query/scope.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isPlainObject, stringifyJson } from '../../json.js';
 import { conversationModels } from '../../conversation/models.js';
