@@ -69,29 +69,50 @@ class DocPositions {
   readonly buf: Int32Array[];
   readonly len: Int32Array;
   private filled: number[] = [];
+  /**
+   * Slots [0, exact) hold every candidate's positions; slot exact + s holds slot s's
+   * positions of candidates without typos only: a field is an exact match of the query
+   * when its words are the query's, not typo variants of them (isExact).
+   */
+  readonly exact: number;
   constructor(slots: number) {
-    this.buf = Array.from({ length: slots }, () => new Int32Array(16));
-    this.len = new Int32Array(slots);
+    this.exact = slots;
+    this.buf = Array.from({ length: 2 * slots }, () => new Int32Array(16));
+    this.len = new Int32Array(2 * slots);
   }
   reset(): void {
     for (let i = 0; i < this.filled.length; i++) this.len[this.filled[i]!] = 0;
     this.filled.length = 0;
   }
-  add(slot: number, c: PostingCursor): void {
-    let n = this.len[slot]!;
+  /** Adds the cursor's positions to a slot; `typoFree`: also to the slot's exact twin. */
+  add(slot: number, c: PostingCursor, typoFree: boolean): void {
+    const b = this.room(slot, c.tf);
+    const before = this.len[slot]!;
+    const n = c.positionsInto(b, before);
+    this.len[slot] = n;
+    if (typoFree) {
+      const e = this.exact + slot;
+      const eb = this.room(e, n - before);
+      const m = this.len[e]!;
+      eb.set(b.subarray(before, n), m);
+      this.len[e] = m + n - before;
+      if (m > 0) eb.subarray(0, m + n - before).sort();
+    }
+    if (before > 0) b.subarray(0, n).sort(); // a second candidate term in the same field (rare)
+  }
+  /** The slot's buffer, with room for `more` positions. */
+  private room(slot: number, more: number): Int32Array {
+    const n = this.len[slot]!;
     if (n === 0) this.filled.push(slot);
     let b = this.buf[slot]!;
-    if (n + c.tf > b.length) {
+    if (n + more > b.length) {
       let cap = b.length * 2;
-      while (cap < n + c.tf) cap *= 2;
+      while (cap < n + more) cap *= 2;
       const nb = new Int32Array(cap);
       nb.set(b.subarray(0, n));
       this.buf[slot] = b = nb;
     }
-    const before = n;
-    n = c.positionsInto(b, n);
-    this.len[slot] = n;
-    if (before > 0) b.subarray(0, n).sort(); // a second candidate term in the same field (rare)
+    return b;
   }
   has(slot: number, p: number): boolean {
     const b = this.buf[slot]!;
@@ -220,7 +241,7 @@ export function matchSegment(
         for (let x = 0; x < list.length; x++) {
           const tc = list[x]!;
           if (tc.cursor.doc !== d || (!needAll && !arrayField[tc.field])) continue;
-          pos.add(t * F + tc.field, tc.cursor);
+          pos.add(t * F + tc.field, tc.cursor, tc.cost === 0);
         }
       }
       // phrases must be adjacent in one field
@@ -396,7 +417,7 @@ function matchTaat(
       for (const tc of cursors[t]!) {
         const c = tc.cursor;
         if (c.doc < d) c.advance(d);
-        if (c.doc === d) pos.add(t * F + tc.field, c);
+        if (c.doc === d) pos.add(t * F + tc.field, c, tc.cost === 0);
       }
     }
     onMatch(d, base + bestField(pos, masks, T, weights, input.prioritizeExact && full, tokMin, texts, d, arrayField));
@@ -561,15 +582,17 @@ function isExact(pos: DocPositions, f: number, T: number, F: number, tokMin: Int
     const a = ti.lengths.offsets[d]!;
     return a < ti.lengths.offsets[d + 1]! && ti.lengths.values[a] === 1;
   }
-  const first = pos.buf[f]!;
-  for (let i = 0; i < pos.len[f]!; i++) {
+  // (the positions of candidates without typos only)
+  const X = pos.exact;
+  const first = pos.buf[X + f]!;
+  for (let i = 0; i < pos.len[X + f]!; i++) {
     const p = first[i]!;
     if (p % ELEMENT_SHIFT !== 0) continue;
     const el = Math.floor(p / ELEMENT_SHIFT);
     const lo = ti.lengths.offsets[d]!;
     if (lo + el >= ti.lengths.offsets[d + 1]! || ti.lengths.values[lo + el] !== T) continue;
     let ok = true;
-    for (let t = 1; t < T && ok; t++) ok = pos.has(t * F + f, p + t);
+    for (let t = 1; t < T && ok; t++) ok = pos.has(X + t * F + f, p + t);
     if (ok) return true;
   }
   return false;
