@@ -83,7 +83,7 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
         await runClusterWorker();
         return 0;
       }
-      const { ensureFirstKey, startServer } = await import('../src/server/serve.js');
+      const { startServer } = await import('../src/server/serve.js');
       if (opts.apiKey !== undefined && opts.apiKey.trim() === '') throw new UsageError('--api-key must not be empty');
       if (opts.cluster !== undefined) {
         // a key made here would exist on this node alone: a cluster starts with a bootstrap key
@@ -91,7 +91,7 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
         if (opts.processes > 1) throw new UsageError('a cluster node runs one server process: leave out --processes or give 1 (add nodes to serve more searches)');
         opts.processes = 1;
       }
-      const generated = opts.cluster !== undefined ? undefined : await withEngine(opts.dataDir, (e) => ensureFirstKey(e.store, opts.apiKey), { merges: 'off' });
+      const generated = opts.cluster !== undefined ? undefined : await withEngine(opts.dataDir, (e) => e.ensureFirstKey(opts.apiKey), { merges: 'off' });
       if (generated) {
         process.stderr.write(
           `No --api-key given and no keys in ${opts.dataDir}: created an admin key. It is shown only this once; keep it safe:\n\n    ${generated}\n\n`,

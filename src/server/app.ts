@@ -124,7 +124,7 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
   app.server.on('checkExpectation', refuseExpectation);
 
   const engine = opts.engine;
-  const auth = new Authenticator(engine.store, opts.apiKey);
+  const auth = engine.authenticator(opts.apiKey);
   const stats = new RequestStats();
   let compacting: Promise<CompactReport> = Promise.resolve(undefined as unknown as CompactReport);
   const ctx: ServerContext = {
