@@ -19,8 +19,8 @@ import { Blob } from '../index/codec.js';
 import { TAG } from '../index/segment.js';
 import type { PreparedBatch } from '../io/prepare.js';
 
-export type WriteAction = 'create' | 'upsert' | 'update' | 'emplace';
-export const WRITE_ACTIONS: readonly WriteAction[] = ['create', 'upsert', 'update', 'emplace'];
+export type { WriteAction } from '../defaults.js';
+import type { WriteAction } from '../defaults.js';
 
 export type BatchOp =
   | {

@@ -60,7 +60,7 @@ export function vectorRun(plan: SearchPlan, embedded: Float32Array | undefined):
     bad('vector_query: give a vector, an `id`, or `queries` (or search an embedding field with `q`)');
   } else return undefined;
   const k = Math.max(vq?.k ?? 0, plan.offset + plan.limit);
-  const alpha = vq?.alpha ?? plan.params.alpha ?? VECTOR_DEFAULTS.alpha;
+  const alpha = vq?.alpha ?? plan.params.alpha;
   return { field, query, vq, k, ef: vq?.ef ?? VECTOR_DEFAULTS.ef, alpha, excludeSeq };
 }
 
