@@ -84,4 +84,3 @@ const warm = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(path.j
   encoding: 'utf8',
 });
 if (warm.status !== 0) process.stderr.write(`warning: no code cache for dist/main.cjs (fathom starts slower): ${(warm.stderr || '').trim().split('\n').pop()}\n`);
-

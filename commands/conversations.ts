@@ -87,7 +87,7 @@ function modelsCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>): Com
       .addOption(new Option('--max-bytes <n>', 'largest request sent to the LLM per call, bytes (required)').argParser(parseIntOption('max-bytes', 1, Number.MAX_SAFE_INTEGER)))
       .addOption(new Option('--ttl <seconds>', 'how long its conversations are kept after their last message (default 86400)').argParser(parseIntOption('ttl', 1, 2 ** 31 - 1)))
       .addOption(new Option('--timeout-ms <ms>', 'time allowed per LLM call (default 60000)').argParser(parseIntOption('timeout-ms', 1, 600_000)))
-      .option('--history-collection <name>', "accepted for Typesense compatibility; histories live in the data directory"),
+      .option('--history-collection <name>', 'accepted for Typesense compatibility; histories live in the data directory'),
   ).action((file: string | undefined, opts: ModelOpts) =>
     run(async () => {
       const body = await modelBody({ ...opts, file });

@@ -38,7 +38,7 @@ export function keysCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>)
       .description('create a key and print it, with its value (shown only this once)')
       .requiredOption('--actions <list>', 'comma-separated actions, e.g. documents:search or "*"')
       .requiredOption('--collections <list>', 'comma-separated collection patterns (regular expressions), or "*"')
-      .requiredOption('--description <text>', "what the key is for")
+      .requiredOption('--description <text>', 'what the key is for')
       .option('--value <value>', 'the key value to use (default: a random 32-character value)')
       .addOption(new Option('--expires-at <unix-seconds>', 'when the key stops working').argParser(parseExpiry))
       .option('--autodelete', 'delete the key automatically once it has expired'),

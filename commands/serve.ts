@@ -51,7 +51,7 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
         .default(SEARCH_CACHE_ENTRIES),
     )
     .addOption(new Option('--enable-search-analytics [bool]', 'record searches and accept events for the analytics rules (`fathom analytics`)').argParser(parseBool('enable-search-analytics')))
-    .option('--analytics-dir <dir>', "where pending analytics live, an LMDB environment of their own (default: <data-dir>/analytics)")
+    .option('--analytics-dir <dir>', 'where pending analytics live, an LMDB environment of their own (default: <data-dir>/analytics)')
     .addOption(
       new Option('--analytics-flush-interval <seconds>', 'seconds between flushes of aggregated queries and counters into their collections')
         .argParser(parseIntOption('analytics-flush-interval', ANALYTICS_DEFAULTS.minFlushIntervalSec, ANALYTICS_DEFAULTS.maxFlushIntervalSec))

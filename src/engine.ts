@@ -347,7 +347,6 @@ export class Engine {
   ): Promise<ImportSummary> {
     // a cluster node's import is a series of replicated batches
     if (isReplicated(this.store) && !currentCommand()) return replicatedImport(this, collection, source, opts, sink);
-    let batches = 0;
     const summary = await importLines(
       this.store,
       collection,

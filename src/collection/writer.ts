@@ -343,7 +343,7 @@ export function applyPrepared(store: Store, name: string, p: PreparedBatch, line
     }
     const seq = base + k;
     const generated = p.ids[k] === null ? ids[k] : undefined;
-    const text = p.texts[k];
+    const text = p.texts[k]!;
     const bytes = text === null ? encodeBytesTransient(lineBytes(lines, i), p.lossless[k] === 1, generated) : encodeTextTransient(text, p.lossless[k] === 1, generated);
     // An append that does not sort last is refused (lmdb-js reports it as a false result,
     // not an error): then insert, and stop appending. Never taken while the check above holds.

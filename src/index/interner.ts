@@ -118,4 +118,3 @@ export class TermInterner {
     this.mask = mask;
   }
 }
-

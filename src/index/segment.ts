@@ -329,7 +329,7 @@ function encodeText(acc: TextAcc, n: number): Uint8Array {
   // Counting sort of occurrences by term id; stable, so each term's occurrences stay in
   // (ord, pos) order.
   const start = new Int32Array(T + 1);
-  for (let i = 0; i < N; i++) start[occ[i * 3]! + 1]++;
+  for (let i = 0; i < N; i++) start[occ[i * 3]! + 1]!++;
   for (let t = 0; t < T; t++) start[t + 1]! += start[t]!;
   const fill = start.slice(0, T);
   const grouped = new Int32Array(N * 2); // (ord, pos) pairs

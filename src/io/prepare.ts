@@ -22,7 +22,7 @@
  * same code.
  */
 import { WorkerClient } from '../worker-client.js';
-import { isFathomError, type ErrorCode } from '../errors.js';
+import { isFathomError } from '../errors.js';
 import { documentObject, prepareDocument, validateId, type DirtyValues } from '../document/document.js';
 import { Schema, type CollectionRecord } from '../schema/schema.js';
 import { SegmentBuilder } from '../index/segment.js';

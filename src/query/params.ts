@@ -202,4 +202,3 @@ export function parseSearchParams(raw: RawParams): SearchParams {
     raw,
   };
 }
-

@@ -13,7 +13,7 @@ import type { TextIndex } from '../index/segment.js';
 import { enumerateTerms } from '../termdict/walk.js';
 import type { StringTable } from '../termdict/table.js';
 import { grown } from '../arrays.js';
-import type { FieldSpec, SearchPlan } from '../query/plan.js';
+import type { SearchPlan } from '../query/plan.js';
 
 export interface Candidate {
   term: string;

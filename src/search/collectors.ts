@@ -18,7 +18,7 @@ import type { FacetSpec, SortVector } from '../query/plan.js';
 import { joinSortValue } from '../join/join.js';
 import { getVector } from '../vector/vecstore.js';
 import { distance as vecDistance, norm } from '../vector/vsearch.js';
-import { Sorter, TopK, type Hit } from './topk.js';
+import { type Sorter, TopK, type Hit } from './topk.js';
 import { FacetCounter, type FacetResult } from './facets.js';
 
 /** What the vector side knows of a hit beyond its text_match score. */

@@ -34,7 +34,6 @@ interface TokenCursor {
   term: number;
 }
 
-
 export interface MatchInput {
   fields: FieldSpec[];
   /** Query tokens (after dropping): their indexes into the full token list. */

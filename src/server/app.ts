@@ -21,7 +21,6 @@ import { FathomError } from '../errors.js';
 import { stringifyJson } from '../json.js';
 import type { Engine } from '../engine.js';
 import type { SearchScope } from '../query/scope.js';
-import { Authenticator } from '../keys/auth.js';
 import { authHook } from './access.js';
 import { installJsonParsers } from './body.js';
 import { Importer } from './importer.js';

@@ -266,4 +266,3 @@ export async function runClusterWorker(): Promise<void> {
   });
   await server.stop();
 }
-

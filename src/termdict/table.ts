@@ -114,15 +114,15 @@ export class StringTable {
       }
       const f = ch[a]!;
       if (f >= 128) {
-        c1[128]++;
+        c1[128]!++;
         continue;
       }
-      c1[f]++;
-      if (len === 1) single[f]++;
+      c1[f]!++;
+      if (len === 1) single[f]!++;
       else {
         const s = ch[a + 1]!;
         const slot = f * 129 + (s < 128 ? s : 128);
-        c2[slot]++;
+        c2[slot]!++;
         if (len >= 3 && s < 128 && (slot !== lastSlot || ch[a + 2] !== lastThird)) {
           if (n3 === label3.length) {
             label3 = grown(label3, n3 * 2);
@@ -130,7 +130,7 @@ export class StringTable {
           }
           label3[n3] = ch[a + 2]!;
           start3[n3++] = i;
-          c3[slot + 1]++;
+          c3[slot + 1]!++;
           lastSlot = slot;
           lastThird = ch[a + 2]!;
         }
