@@ -20,7 +20,7 @@ export class Merger {
     /** Told of a background merge that failed (the engine logs it). */
     private readonly onError: (collection: string, e: unknown) => void,
   ) {
-    if (useWorker) this.worker = new WorkerClient(new URL('./merge-worker.js', import.meta.url), { dir: store.dir });
+    if (useWorker) this.worker = new WorkerClient(new URL('./merge-worker.js', import.meta.url), { workerData: { dir: store.dir }, label: 'merge thread' });
   }
 
   private isDue(collection: string): boolean {

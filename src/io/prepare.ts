@@ -137,7 +137,7 @@ export class Preparer {
    * @param opts.workerPath the compiled worker script (default: prepare-worker.js beside this module, when it exists)
    */
   constructor(opts: { worker?: boolean; workerPath?: string } = {}) {
-    if (opts.worker !== false) this.worker = new WorkerClient(opts.workerPath ?? new URL('./prepare-worker.js', import.meta.url));
+    if (opts.worker !== false) this.worker = new WorkerClient(opts.workerPath ?? new URL('./prepare-worker.js', import.meta.url), { label: 'prepare thread' });
   }
 
   /**
