@@ -289,8 +289,8 @@ const TAAT_MIN_SHARE = 8;
 /**
  * Accumulator buffers reused from query to query, grown on demand. Between queries they
  * are clean (tok and fmask 0, cost 255): a query clears exactly the entries it touched as
- * it reads them, instead of filling the whole range up front, which on a 1M-document
- * segment was 5-14 MB of memset per query whatever the number of hits. `inUse` marks a
+ * it reads them, instead of filling the whole range up front (megabytes per query on a
+ * large segment, whatever the number of hits). `inUse` marks a
  * query in progress: a query that threw half-way leaves the buffers dirty, and the next
  * one then cleans them in full.
  */
@@ -505,7 +505,7 @@ function matchOneToken(
   // Newest first: equal scores are ordered by seq, newest first (the default sort's last
   // clause), so walking down lets the top k fill with the winners at once and turns the
   // rest away at the first comparison; walking up, every tie would displace the heap's
-  // root (on a word in 938k of 1M documents, ~900k heap updates).
+  // root (a common word would cost a heap update per document).
   for (let i = count - 1; i >= 0; i--) {
     const d = order !== null ? order[i]! : lo + i;
     const mask = fmask[d]!;
