@@ -44,7 +44,7 @@ rmSync(tmp, { recursive: true, force: true });
 const common = { absWorkingDir: root, outdir: tmp, bundle: true, platform: 'node', target: 'node20', sourcemap: 'linked', jsx: 'automatic', logLevel: 'warning' };
 await build({
   ...common,
-  entryPoints: { 'merge-worker': 'src/index/merge-worker.ts', 'prepare-worker': 'src/io/prepare-worker.ts', 'import-thread': 'src/server/import-thread.ts', 'image-worker': 'src/embed/image/image-worker.ts', 'explore/run': 'commands/explore/run.tsx' },
+  entryPoints: { 'merge-worker': 'src/index/merge-worker.ts', 'prepare-worker': 'src/io/prepare-worker.ts', 'import-thread': 'src/server/import-thread.ts', 'image-worker': 'src/embed/image/image-worker.ts', 'inference-worker': 'src/embed/inference-worker.ts', 'explore/run': 'commands/explore/run.tsx' },
   splitting: true,
   format: 'esm',
   plugins: [externals],
@@ -87,4 +87,3 @@ const warm = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(path.j
   encoding: 'utf8',
 });
 if (warm.status !== 0) process.stderr.write(`warning: no code cache for dist/main.cjs (fathom starts slower): ${(warm.stderr || '').trim().split('\n').pop()}\n`);
-

@@ -25,8 +25,7 @@ export function analyticsCommand(run: (fn: () => Promise<ExitCode>) => Promise<v
 
   withDataDir(rules.command('list').description('list analytics rules').option('--json', 'print JSON')).action((opts: Opts) =>
     run(async () => {
-      const { listRules } = await import('../src/analytics/rules.js');
-      const list = await withEngine(opts.dataDir, (e) => listRules(e.store), { merges: 'off' });
+      const list = await withEngine(opts.dataDir, (e) => e.listAnalyticsRules(), { merges: 'off' });
       if (opts.json) {
         await printJson({ rules: list });
         return;
@@ -51,8 +50,7 @@ export function analyticsCommand(run: (fn: () => Promise<ExitCode>) => Promise<v
 
   withDataDir(rules.command('get').description('show an analytics rule as JSON').argument('<name>')).action((name: string, opts: Opts) =>
     run(async () => {
-      const { getRule } = await import('../src/analytics/rules.js');
-      await printJson(await withEngine(opts.dataDir, (e) => getRule(e.store, name), { merges: 'off' }));
+      await printJson(await withEngine(opts.dataDir, (e) => e.getAnalyticsRule(name), { merges: 'off' }));
     }),
   );
 
@@ -72,16 +70,14 @@ export function analyticsCommand(run: (fn: () => Promise<ExitCode>) => Promise<v
       } catch (e) {
         throw new UsageError(`the rule is not valid JSON: ${(e as Error).message.replace(/^malformed JSON: /, '')}`);
       }
-      const { putRule } = await import('../src/analytics/rules.js');
-      await printJson(await withEngine(opts.dataDir, (e) => putRule(e.store, name, body), { merges: 'off' }));
+      await printJson(await withEngine(opts.dataDir, (e) => e.putAnalyticsRule(name, body), { merges: 'off' }));
     }),
   );
 
   withDataDir(rules.command('delete').description('delete an analytics rule (what it wrote stays in its destination)').argument('<name>')).action(
     (name: string, opts: Opts) =>
       run(async () => {
-        const { deleteRule } = await import('../src/analytics/rules.js');
-        await printJson(await withEngine(opts.dataDir, (e) => deleteRule(e.store, name), { merges: 'off' }));
+        await printJson(await withEngine(opts.dataDir, (e) => e.deleteAnalyticsRule(name), { merges: 'off' }));
       }),
   );
 

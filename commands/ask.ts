@@ -50,7 +50,6 @@ export function askCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>):
       if (opts.excludeFields !== undefined) common.exclude_fields = opts.excludeFields;
       if (opts.perPage !== undefined) common.per_page = opts.perPage;
       const { converse } = await import('../src/conversation/rag.js');
-      const { getSchema } = await import('../src/collection/catalog.js');
       let sources: Array<{ collection: string; ids: string[] }> = [];
       let streamed = false;
       const res = await withEngine(
@@ -59,7 +58,7 @@ export function askCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>):
           const searches = collections.map((collection) => {
             let queryBy = opts.queryBy;
             if (queryBy === undefined) {
-              const embedded = getSchema(e.store, collection).fields.filter((f) => f.embed !== undefined && f.id > 0);
+              const embedded = e.schema(collection).fields.filter((f) => f.embed !== undefined && f.id > 0);
               if (embedded.length === 0) throw new UsageError(`collection \`${collection}\` has no auto-embedding field to search; give --query-by`);
               queryBy = embedded.map((f) => f.name).join(',');
             }

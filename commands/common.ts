@@ -30,10 +30,9 @@ export async function openEngine(dataDir: string, opts: EngineOptions = {}): Pro
   const engine = Engine.open(dataDir, opts);
   // A cluster node's directory changes only through the cluster's stream: the CLI reads it
   // and refuses to write it (a write here would exist on this node alone).
-  const cluster = engine.store.meta.get('cluster_stream') as { name: string; node?: string } | undefined;
+  const cluster = engine.clusterMembership();
   if (cluster) {
-    const { replicateThrough } = await import('../src/cluster/command.js');
-    replicateThrough(engine.store, async () => {
+    engine.replicateThrough(async () => {
       throw new FathomError('CONFLICT', `${dataDir} is the data directory of cluster node ${cluster.node ?? '?'} (stream ${cluster.name}): write through the cluster's HTTP API`);
     });
   }

@@ -87,18 +87,16 @@ function modelsCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>): Com
       .addOption(new Option('--max-bytes <n>', 'largest request sent to the LLM per call, bytes (required)').argParser(parseIntOption('max-bytes', 1, Number.MAX_SAFE_INTEGER)))
       .addOption(new Option('--ttl <seconds>', 'how long its conversations are kept after their last message (default 86400)').argParser(parseIntOption('ttl', 1, 2 ** 31 - 1)))
       .addOption(new Option('--timeout-ms <ms>', 'time allowed per LLM call (default 60000)').argParser(parseIntOption('timeout-ms', 1, 600_000)))
-      .option('--history-collection <name>', "accepted for Typesense compatibility; histories live in the data directory"),
+      .option('--history-collection <name>', 'accepted for Typesense compatibility; histories live in the data directory'),
   ).action((file: string | undefined, opts: ModelOpts) =>
     run(async () => {
       const body = await modelBody({ ...opts, file });
-      const { conversationModels } = await import('../src/conversation/models.js');
-      await printJson(await withEngine(opts.dataDir, (e) => conversationModels(e.store).create(body), { merges: 'off' }));
+      await printJson(await withEngine(opts.dataDir, (e) => e.conversationModels().create(body), { merges: 'off' }));
     }),
   );
   withDataDir(cmd.command('list').description('list conversation models (keys masked)').option('--json', 'print JSON')).action((opts: ModelOpts) =>
     run(async () => {
-      const { conversationModels } = await import('../src/conversation/models.js');
-      const models = await withEngine(opts.dataDir, (e) => conversationModels(e.store).list(), { merges: 'off' });
+      const models = await withEngine(opts.dataDir, (e) => e.conversationModels().list(), { merges: 'off' });
       if (opts.json) await printJson(models);
       else if (models.length === 0) await out('no conversation models\n');
       else await out(models.map((m) => `${m.id}  ${m.model_name}  max_bytes=${m.max_bytes}  ttl=${m.ttl}${m.api_key ? `  api_key=${m.api_key}` : ''}`).join('\n') + '\n');
@@ -106,14 +104,12 @@ function modelsCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>): Com
   );
   withDataDir(cmd.command('get').description('show a conversation model (key masked)').argument('<id>')).action((id: string, opts: ModelOpts) =>
     run(async () => {
-      const { conversationModels } = await import('../src/conversation/models.js');
-      await printJson(await withEngine(opts.dataDir, (e) => conversationModels(e.store).get(id), { merges: 'off' }));
+      await printJson(await withEngine(opts.dataDir, (e) => e.conversationModels().get(id), { merges: 'off' }));
     }),
   );
   withDataDir(cmd.command('delete').description('delete a conversation model').argument('<id>')).action((id: string, opts: ModelOpts) =>
     run(async () => {
-      const { conversationModels } = await import('../src/conversation/models.js');
-      await printJson(await withEngine(opts.dataDir, (e) => conversationModels(e.store).delete(id), { merges: 'off' }));
+      await printJson(await withEngine(opts.dataDir, (e) => e.conversationModels().delete(id), { merges: 'off' }));
     }),
   );
   return cmd;
@@ -124,8 +120,7 @@ export function conversationsCommand(run: (fn: () => Promise<ExitCode>) => Promi
   cmd.addCommand(modelsCommand(run));
   withDataDir(cmd.command('list').description('list live conversations, most recent first').option('--json', 'print JSON')).action((opts: { dataDir: string; json?: boolean }) =>
     run(async () => {
-      const { listConversations } = await import('../src/conversation/history.js');
-      const all = await withEngine(opts.dataDir, (e) => listConversations(e.store), { merges: 'off' });
+      const all = await withEngine(opts.dataDir, (e) => e.listConversations(), { merges: 'off' });
       if (opts.json) {
         await printJson({ conversations: all });
         return;
@@ -145,14 +140,12 @@ export function conversationsCommand(run: (fn: () => Promise<ExitCode>) => Promi
   );
   withDataDir(cmd.command('get').description('print a conversation').argument('<id>')).action((id: string, opts: { dataDir: string }) =>
     run(async () => {
-      const { getConversation } = await import('../src/conversation/history.js');
-      await printJson(await withEngine(opts.dataDir, (e) => getConversation(e.store, id), { merges: 'off' }));
+      await printJson(await withEngine(opts.dataDir, (e) => e.getConversation(id), { merges: 'off' }));
     }),
   );
   withDataDir(cmd.command('delete').description('delete a conversation').argument('<id>')).action((id: string, opts: { dataDir: string }) =>
     run(async () => {
-      const { deleteConversation } = await import('../src/conversation/history.js');
-      await printJson(await withEngine(opts.dataDir, (e) => deleteConversation(e.store, id), { merges: 'off' }));
+      await printJson(await withEngine(opts.dataDir, (e) => e.deleteConversation(id), { merges: 'off' }));
     }),
   );
   return cmd;

@@ -21,7 +21,7 @@ export function exportCommand(run: (fn: () => Promise<ExitCode>) => Promise<void
   withDataDir(cmd);
   cmd.action((collection: string, opts: Opts) =>
     run(async () => {
-      const { parseFieldList } = await import('../src/io/project.js');
+      const { parseFieldList } = await import('../src/query/fields.js');
       await withEngine(opts.dataDir, async (engine) => {
         const lines = engine.exportLines(collection, {
           include: parseFieldList(opts.includeFields),

@@ -4,11 +4,11 @@
  */
 import { Command, Option } from 'commander';
 import { inputStream, isStdoutClosed, out, parseChoice, parseIntOption, withDataDir, withEngine, type ExitCode } from './common.js';
-import { CLI_IMPORT_BATCH_SIZE, MAX_IMPORT_BATCH_SIZE } from '../src/defaults.js';
+import { CLI_IMPORT_BATCH_SIZE, DIRTY_VALUES, MAX_IMPORT_BATCH_SIZE, WRITE_ACTIONS } from '../src/defaults.js';
 import { isNoSpace } from '../src/storage/diskfull.js';
 
-const ACTIONS = ['create', 'upsert', 'update', 'emplace'] as const;
-const DIRTY = ['coerce_or_reject', 'coerce_or_drop', 'drop', 'reject'] as const;
+const ACTIONS = WRITE_ACTIONS;
+const DIRTY = DIRTY_VALUES;
 
 interface Opts {
   dataDir: string;
@@ -33,7 +33,7 @@ export function importCommand(run: (fn: () => Promise<ExitCode>) => Promise<void
         .argParser(parseIntOption('batch-size', 1, MAX_IMPORT_BATCH_SIZE))
         .default(CLI_IMPORT_BATCH_SIZE),
     )
-    .addOption(new Option('--dirty-values <mode>', DIRTY.join(' | ')).argParser(parseChoice('dirty-values', DIRTY)))
+    .addOption(new Option('--dirty-values <mode>', `${DIRTY.join(' | ')} (default: reject, or coerce_or_reject when the collection has pattern fields)`).argParser(parseChoice('dirty-values', DIRTY)))
     .option('--return-id', 'include each document id in its result line')
     .option('--return-doc', 'include each stored document in its result line')
     .option('-q, --quiet', 'print failed lines only')

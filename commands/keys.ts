@@ -38,13 +38,12 @@ export function keysCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>)
       .description('create a key and print it, with its value (shown only this once)')
       .requiredOption('--actions <list>', 'comma-separated actions, e.g. documents:search or "*"')
       .requiredOption('--collections <list>', 'comma-separated collection patterns (regular expressions), or "*"')
-      .requiredOption('--description <text>', "what the key is for")
+      .requiredOption('--description <text>', 'what the key is for')
       .option('--value <value>', 'the key value to use (default: a random 32-character value)')
       .addOption(new Option('--expires-at <unix-seconds>', 'when the key stops working').argParser(parseExpiry))
       .option('--autodelete', 'delete the key automatically once it has expired'),
   ).action((opts: Opts) =>
     run(async () => {
-      const { createKey } = await import('../src/keys/keys.js');
       const body = {
         actions: list(opts.actions!),
         collections: list(opts.collections!),
@@ -53,14 +52,13 @@ export function keysCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>)
         ...(opts.expiresAt !== undefined ? { expires_at: opts.expiresAt } : {}),
         ...(opts.autodelete ? { autodelete: true } : {}),
       };
-      await printJson(await withEngine(opts.dataDir, (e) => createKey(e.store, body), { merges: 'off' }));
+      await printJson(await withEngine(opts.dataDir, (e) => e.createKey(body), { merges: 'off' }));
     }),
   );
   withDataDir(cmd.command('list').description('list keys (values are never shown, only their first characters)').option('--json', 'print JSON')).action(
     (opts: Opts) =>
       run(async () => {
-        const { listKeys } = await import('../src/keys/keys.js');
-        const keys = await withEngine(opts.dataDir, (e) => listKeys(e.store), { merges: 'off' });
+        const keys = await withEngine(opts.dataDir, (e) => e.listKeys(), { merges: 'off' });
         if (opts.json) {
           await printJson({ keys });
           return;
@@ -81,14 +79,12 @@ export function keysCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>)
   );
   withDataDir(cmd.command('get').description('show a key (without its value)').argument('<id>')).action((id: string, opts: Opts) =>
     run(async () => {
-      const { getKey } = await import('../src/keys/keys.js');
-      await printJson(await withEngine(opts.dataDir, (e) => getKey(e.store, id), { merges: 'off' }));
+      await printJson(await withEngine(opts.dataDir, (e) => e.getKey(id), { merges: 'off' }));
     }),
   );
   withDataDir(cmd.command('delete').description('delete a key').argument('<id>')).action((id: string, opts: Opts) =>
     run(async () => {
-      const { deleteKey } = await import('../src/keys/keys.js');
-      await printJson(await withEngine(opts.dataDir, (e) => deleteKey(e.store, id), { merges: 'off' }));
+      await printJson(await withEngine(opts.dataDir, (e) => e.deleteKey(id), { merges: 'off' }));
     }),
   );
   return cmd;

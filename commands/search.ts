@@ -1,49 +1,16 @@
 /**
  * `fathom search <collection> -q <text> --query-by <fields> [...]`: one search on the data
- * directory. Every search parameter has a --kebab-case flag (and --param name=value takes
- * any other). Output for people by default; --json prints the API's response object,
- * --jsonl one hit document per line.
+ * directory. The search parameters of the table (src/query/parameters.ts) are --kebab-case
+ * flags (and --param name=value takes any other). Output for people by default; --json
+ * prints the API's response object, --jsonl one hit document per line.
  */
 import fs from 'node:fs';
 import { Command, Option } from 'commander';
 import { out, printJson, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
+import { searchFlags } from '../src/query/parameters.js';
 
-/** Search parameters exposed as flags: [flag name, parameter name, description]. */
-export const SEARCH_FLAGS: Array<[string, string]> = [
-  ['query-by', 'comma-separated fields to search'],
-  ['query-by-weights', 'one weight per query-by field'],
-  ['filter-by', 'filter expression, e.g. "section:=games && installed_size:>1000"'],
-  ['sort-by', 'up to three clauses, e.g. "installed_size:desc"'],
-  ['facet-by', 'comma-separated facet fields'],
-  ['facet-query', 'field:prefix, to search inside facet values'],
-  ['max-facet-values', 'facet values per field (default 10)'],
-  ['prefix', 'match the last token as a prefix (true/false, or one per field)'],
-  ['num-typos', 'typos allowed per token, 0-2 (or one per field)'],
-  ['min-len-1typo', 'shortest token allowed one typo (default 4)'],
-  ['min-len-2typo', 'shortest token allowed two typos (default 7)'],
-  ['typo-tokens-threshold', 'look for typo matches while fewer results (default 1)'],
-  ['drop-tokens-threshold', 'drop tokens right to left while fewer results (default 1)'],
-  ['prioritize-exact-match', 'rank exact field matches first (default true)'],
-  ['max-candidates', 'terms considered per token for prefix/typo expansion (default 4)'],
-  ['page', 'page number, from 1'],
-  ['per-page', 'hits per page, 0-250 (default 10)'],
-  ['offset', 'hits to skip (instead of page)'],
-  ['limit', 'hits to return (instead of per-page)'],
-  ['include-fields', 'fields to return'],
-  ['exclude-fields', 'fields to leave out'],
-  ['highlight-fields', 'fields to highlight (default: query-by)'],
-  ['highlight-full-fields', 'fields to return fully highlighted'],
-  ['highlight-affix-num-tokens', 'tokens around a match in snippets (default 4)'],
-  ['highlight-start-tag', 'default <mark>'],
-  ['highlight-end-tag', 'default </mark>'],
-  ['snippet-threshold', 'fields shorter than this many tokens are highlighted whole (default 30)'],
-  ['group-by', 'facet fields to group hits by'],
-  ['group-limit', 'hits per group (default 3)'],
-  ['search-cutoff-ms', 'stop matching after this long'],
-  ['stopwords', 'name of a stopword set to apply'],
-  ['vector-query', 'e.g. "embedding:([0.1, 0.2], k: 10)"'],
-  ['alpha', 'weight of vector rank in hybrid search (default 0.3)'],
-];
+/** Search parameters exposed as flags: [flag name, description], from the parameter table. */
+export const SEARCH_FLAGS: Array<[string, string]> = searchFlags();
 
 interface Opts {
   dataDir: string;

@@ -53,7 +53,7 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
         .default(SEARCH_CACHE_ENTRIES),
     )
     .addOption(new Option('--enable-search-analytics [bool]', 'record searches and accept events for the analytics rules (`fathom analytics`)').argParser(parseBool('enable-search-analytics')))
-    .option('--analytics-dir <dir>', "where pending analytics live, an LMDB environment of their own (default: <data-dir>/analytics)")
+    .option('--analytics-dir <dir>', 'where pending analytics live, an LMDB environment of their own (default: <data-dir>/analytics)')
     .addOption(
       new Option('--analytics-flush-interval <seconds>', 'seconds between flushes of aggregated queries and counters into their collections')
         .argParser(parseIntOption('analytics-flush-interval', ANALYTICS_DEFAULTS.minFlushIntervalSec, ANALYTICS_DEFAULTS.maxFlushIntervalSec))
@@ -85,7 +85,7 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
         await runClusterWorker();
         return 0;
       }
-      const { ensureFirstKey, startServer } = await import('../src/server/serve.js');
+      const { startServer } = await import('../src/server/serve.js');
       if (opts.apiKey !== undefined && opts.apiKey.trim() === '') throw new UsageError('--api-key must not be empty');
       if (opts.cluster !== undefined) {
         // a key made here would exist on this node alone: a cluster starts with a bootstrap key
@@ -93,7 +93,7 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
         if (opts.processes > 1) throw new UsageError('a cluster node runs one server process: leave out --processes or give 1 (add nodes to serve more searches)');
         opts.processes = 1;
       }
-      const generated = opts.cluster !== undefined ? undefined : await withEngine(opts.dataDir, (e) => ensureFirstKey(e.store, opts.apiKey), { merges: 'off' });
+      const generated = opts.cluster !== undefined ? undefined : await withEngine(opts.dataDir, (e) => e.ensureFirstKey(opts.apiKey), { merges: 'off' });
       if (generated) {
         process.stderr.write(
           `No --api-key given and no keys in ${opts.dataDir}: created an admin key. It is shown only this once; keep it safe:\n\n    ${generated}\n\n`,

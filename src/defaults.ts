@@ -43,6 +43,17 @@ export const DISK_DEFAULTS = {
 // Documents and import
 // ---------------------------------------------------------------------------
 
+/** What a write does to an existing id (`action`): create fails on one, upsert replaces it, update and emplace merge into it (update fails without one). Default create. */
+export const WRITE_ACTIONS = ['create', 'upsert', 'update', 'emplace'] as const;
+export type WriteAction = (typeof WRITE_ACTIONS)[number];
+/**
+ * What a write does with a value of the wrong type (`dirty_values`). No default here: a
+ * collection with pattern fields defaults to coerce_or_reject, any other to reject
+ * (Schema.defaultDirtyValues), as the reference does.
+ */
+export const DIRTY_VALUES = ['coerce_or_reject', 'coerce_or_drop', 'drop', 'reject'] as const;
+export type DirtyValues = (typeof DIRTY_VALUES)[number];
+
 /** Documents per import batch over HTTP (`batch_size`), one LMDB transaction each; the reference's default. Range 1..10000. Larger batches are faster and hold the write lock longer. */
 export const IMPORT_BATCH_SIZE = 40;
 /**
@@ -145,7 +156,7 @@ export const SEARCH_DEFAULTS = {
   search_cutoff_ms: 0,
   /** Sort clauses allowed in `sort_by`. */
   max_sort_clauses: 3,
-  /** Query tokens considered; the rest are ignored. */
+  /** Query tokens considered; the rest are ignored. At most 32: matching keeps a document's tokens as bits of one 32-bit word. */
   max_query_tokens: 32,
 } as const;
 

@@ -1,7 +1,11 @@
 /**
  * The engine: one object that the CLI commands and the HTTP server both drive. It owns
- * the data directory and exposes collections, documents, import/export, search, keys and
- * stopwords. Nothing above this layer touches LMDB directly.
+ * the data directory and exposes collections, aliases, documents, import/export, search,
+ * stopwords, keys, conversation and NL search models, conversations, analytics rules and
+ * the operations on the environment. Nothing above this layer (commands/, src/server/)
+ * touches `store`: the engine's own modules (src/cluster, src/analytics, src/conversation,
+ * src/nlsearch) reach it through here. Every method that writes goes through `commit`
+ * (src/cluster/command.ts), so a cluster node replicates it.
  */
 import { FathomError } from './errors.js';
 import { DELETE_BATCH_SIZE, SEARCH_CACHE_ENTRIES, VECTOR_SAVE_AFTER_MS, VECTOR_SYNC_SLICE_MS } from './defaults.js';
@@ -42,10 +46,20 @@ import { commit, isReplicated } from './cluster/command.js';
 import { replicatedImport } from './cluster/import.js';
 import { currentCommand } from './clock.js';
 import { snapshot } from './storage/copy.js';
-import type { SearchScope } from './search/scope.js';
-import { embeddingNeeds, filterSeqs, search, type EmbeddingNeed, type SearchResponse } from './search/search.js';
+import type { SearchScope } from './query/scope.js';
+import { filterSeqs, search, type SearchResponse } from './search/search.js';
+import { planSearch, type EmbeddingNeed } from './query/plan.js';
 import { deleteStopwords, getStopwords, listStopwords, putStopwords, type StopwordSet } from './stopwords/stopwords.js';
-import { naturalLanguageSearch, wantsNlQuery } from './nlsearch/nlsearch.js';
+import { naturalLanguageSearch, nlSearchModels, wantsNlQuery, type NlSearchModel } from './nlsearch/nlsearch.js';
+import { createKey, deleteKey, getKey, listKeys, purgeExpiredKeys, type CreatedKey, type KeyView } from './keys/keys.js';
+import { Authenticator } from './keys/auth.js';
+import { conversationModels, type ConversationModel } from './conversation/models.js';
+import { deleteConversation, getConversation, listConversations, purgeExpiredConversations, updateConversation, type Conversation } from './conversation/history.js';
+import type { ModelRegistry } from './llm/registry.js';
+import { deleteRule, getRule, listRules, putRule, ruleIndex, type AnalyticsRule } from './analytics/rules.js';
+import { copyEnvironment } from './storage/copy.js';
+import { replicateThrough, type Replicate } from './cluster/command.js';
+import type { Schema } from './schema/schema.js';
 
 export interface EngineOptions extends OpenOptions {
   /** Base URL of the repository `ts/` models are downloaded from (default: the public one). */
@@ -57,6 +71,32 @@ export interface EngineOptions extends OpenOptions {
   merges?: 'worker' | 'inline' | 'off';
   /** Answers kept for searches sent with `use_cache` (default SEARCH_CACHE_ENTRIES; 0: none). */
   searchCacheEntries?: number;
+  /** Where background failures (merges, vector graph upkeep) are reported (default: one JSON line on stderr). */
+  log?: EngineLog;
+}
+
+/** A logger with pino's call shape (fastify's `app.log` is one). */
+export interface EngineLog {
+  warn(fields: Record<string, unknown>, msg: string): void;
+  error(fields: Record<string, unknown>, msg: string): void;
+}
+
+/** The default EngineLog: one JSON line per failure on stderr. */
+export const stderrLog: EngineLog = {
+  warn: (fields, msg) => process.stderr.write(JSON.stringify({ level: 'warn', msg, ...errorFields(fields) }) + '\n'),
+  error: (fields, msg) => process.stderr.write(JSON.stringify({ level: 'error', msg, ...errorFields(fields) }) + '\n'),
+};
+
+function errorFields(fields: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields)) out[k] = v instanceof Error ? v.message : v;
+  return out;
+}
+
+/** A cluster node's record of the stream it follows (its data directory changes only through it). */
+export interface ClusterMembership {
+  name: string;
+  node?: string;
 }
 
 export interface WriteOptions {
@@ -65,6 +105,7 @@ export interface WriteOptions {
 }
 
 export class Engine {
+  /** The data directory's databases: for the engine's own modules and tests, never for commands/ or src/server/ (the lint forbids it there). */
   readonly store: Store;
   readonly merges: 'worker' | 'inline' | 'off';
   private merger: Merger;
@@ -76,6 +117,8 @@ export class Engine {
   private readonly searchCache: SearchCache<SearchResponse>;
   private hooks: WriteHooks = vectorHooks;
   private closed = false;
+  /** Background failures go here (EngineOptions.log); the server points it at its own log. */
+  log: EngineLog;
 
   private readonly modelRepositoryUrl?: string;
 
@@ -84,8 +127,13 @@ export class Engine {
     this.modelRepositoryUrl = opts.modelRepositoryUrl ?? process.env.FATHOM_MODEL_REPOSITORY_URL;
     this.merges = opts.merges ?? 'worker';
     this.searchCache = new SearchCache(opts.searchCacheEntries ?? SEARCH_CACHE_ENTRIES);
-    this.merger = new Merger(store, this.merges === 'worker');
+    this.log = opts.log ?? stderrLog;
+    this.merger = this.newMerger();
     this.addHooks(makeReferenceHooks(() => this.hooks));
+  }
+
+  private newMerger(): Merger {
+    return new Merger(this.store, this.merges === 'worker', (collection, e) => this.log.error({ collection, err: e }, 'a background segment merge failed'));
   }
 
   static open(dir: string, opts: EngineOptions = {}): Engine {
@@ -105,8 +153,9 @@ export class Engine {
     await this.preparer.close();
     try {
       saveGraphs(this.store);
-    } catch {
-      /* a graph that cannot be saved is rebuilt on next open */
+    } catch (e) {
+      // a graph that cannot be saved is rebuilt on next open
+      this.log.warn({ err: e }, 'vector graphs not saved at close; the next open rebuilds them');
     }
     forgetGraphs(this.store);
     evictStore(this.store);
@@ -298,7 +347,6 @@ export class Engine {
   ): Promise<ImportSummary> {
     // a cluster node's import is a series of replicated batches
     if (isReplicated(this.store) && !currentCommand()) return replicatedImport(this, collection, source, opts, sink);
-    let batches = 0;
     const summary = await importLines(
       this.store,
       collection,
@@ -371,18 +419,18 @@ export class Engine {
     // a spoken query is transcribed into q first (src/voice)
     const voice = raw.voice_query !== undefined ? await transcribeVoiceQuery(getRecord(this.store, collection), raw, this.embedEnv) : undefined;
     const params = parseSearchParams(voice ? voice.params : raw);
-    const need = embeddingNeeds(this.store, collection, params);
-    const queryVector = need ? await this.embedQuery(need, params) : undefined;
-    const res = search(this.store, collection, params, { queryVector, ...(scope ? { scope } : {}) });
+    const plan = planSearch(this.store, collection, params, scope);
+    const queryVector = plan.embed ? await this.embedQuery(plan.embed, params) : undefined;
+    const res = search(plan, queryVector);
     if (voice) res.request_params = { ...res.request_params, voice_query: { transcribed_query: voice.text } } as SearchResponse['request_params'];
     return res;
   }
 
   /** A search that needs no embedding, answered synchronously (benchmarks, hot loops). */
   searchSync(collection: string, raw: RawParams): SearchResponse {
-    const params = parseSearchParams(raw);
-    if (embeddingNeeds(this.store, collection, params)) throw new FathomError('BAD_PARAMETER', 'this query needs an embedding model; use search()');
-    return search(this.store, collection, params);
+    const plan = planSearch(this.store, collection, parseSearchParams(raw));
+    if (plan.embed) throw new FathomError('BAD_PARAMETER', 'this query needs an embedding model; use search()');
+    return search(plan);
   }
 
   /** Embeds the texts a query needs (weighted average for `queries`, normalised). */
@@ -471,6 +519,96 @@ export class Engine {
   }
 
   // -------------------------------------------------------------------------
+  // Keys
+  // -------------------------------------------------------------------------
+
+  /** Creates an API key; the answer is the only place its value is shown. */
+  createKey(body: unknown): Promise<CreatedKey> {
+    return createKey(this.store, body);
+  }
+  listKeys(): KeyView[] {
+    return listKeys(this.store);
+  }
+  getKey(id: string | number): KeyView {
+    return getKey(this.store, id);
+  }
+  deleteKey(id: string | number): Promise<{ id: number }> {
+    return deleteKey(this.store, id);
+  }
+
+  /**
+   * When no bootstrap key is given and the data directory has no keys at all, creates an
+   * admin key and returns its value (to be shown once). Otherwise returns undefined.
+   */
+  async ensureFirstKey(bootstrapKey: string | undefined): Promise<string | undefined> {
+    if (bootstrapKey || this.listKeys().length > 0) return undefined;
+    const k = await this.createKey({ description: 'admin key generated by the first `fathom serve` (no --api-key given)', actions: ['*'], collections: ['*'] });
+    return k.value;
+  }
+
+  /** Checks requests' keys against this directory's keys (and a bootstrap key, never stored). */
+  authenticator(bootstrapKey?: string): Authenticator {
+    return new Authenticator(this.store, bootstrapKey);
+  }
+
+  /** Deletes expired keys that have `autodelete`, and expired conversations. */
+  async purgeExpired(): Promise<void> {
+    await Promise.all([purgeExpiredKeys(this.store), purgeExpiredConversations(this.store)]);
+  }
+
+  /** The collection an alias stands for, or undefined when `name` is no alias. */
+  aliasTarget(name: string): string | undefined {
+    return this.store.aliases.get(name);
+  }
+
+  /** A collection's compiled schema. */
+  schema(collection: string): Schema {
+    return getSchema(this.store, collection);
+  }
+
+  // -------------------------------------------------------------------------
+  // Conversations, LLM models, analytics rules
+  // -------------------------------------------------------------------------
+
+  /** The conversation models (the LLMs that answer conversational searches). */
+  conversationModels(): ModelRegistry<ConversationModel> {
+    return conversationModels(this.store);
+  }
+  /** The natural-language search models. */
+  nlSearchModels(): ModelRegistry<NlSearchModel> {
+    return nlSearchModels(this.store);
+  }
+  listConversations(): Conversation[] {
+    return listConversations(this.store);
+  }
+  getConversation(id: string): Conversation {
+    return getConversation(this.store, id);
+  }
+  updateConversation(id: string, body: unknown): Promise<Conversation> {
+    return updateConversation(this.store, id, body);
+  }
+  deleteConversation(id: string): Promise<{ id: string }> {
+    return deleteConversation(this.store, id);
+  }
+
+  putAnalyticsRule(name: string, body: unknown, opts: { create?: boolean } = {}): Promise<AnalyticsRule> {
+    return putRule(this.store, name, body, opts);
+  }
+  listAnalyticsRules(): AnalyticsRule[] {
+    return listRules(this.store);
+  }
+  getAnalyticsRule(name: string): AnalyticsRule {
+    return getRule(this.store, name);
+  }
+  deleteAnalyticsRule(name: string): Promise<{ name: string }> {
+    return deleteRule(this.store, name);
+  }
+  /** The rule an analytics event of this name counts for, if any. */
+  analyticsRuleOfEvent(event: string): AnalyticsRule | undefined {
+    return ruleIndex(this.store).byEvent.get(event)?.rule;
+  }
+
+  // -------------------------------------------------------------------------
   // Maintenance
   // -------------------------------------------------------------------------
 
@@ -520,8 +658,10 @@ export class Engine {
             else if (g.dirty) pending = true;
           }
           if (!pending) this.vectorQueue.delete(name);
-        } catch {
+        } catch (e) {
           this.vectorQueue.delete(name);
+          // a collection dropped meanwhile is no failure
+          if (!(e instanceof FathomError && e.code === 'COLLECTION_NOT_FOUND')) this.log.error({ collection: name, err: e }, 'bringing a vector graph up to date failed');
         }
       }
       if (pending || this.vectorQueue.size > 0) {
@@ -571,6 +711,29 @@ export class Engine {
     return snapshot(this.store, target);
   }
 
+  /** A compacted copy of the environment into an empty directory (compaction, cluster snapshots). */
+  copyEnvironment(dir: string): Promise<void> {
+    return copyEnvironment(this.store, dir);
+  }
+
+  /** Closes the environment under a held engine (suspend first); openEnvironment reopens it. */
+  closeEnvironment(): Promise<void> {
+    return this.store.closeEnv();
+  }
+  openEnvironment(): void {
+    this.store.openEnv();
+  }
+
+  /** The cluster stream this data directory follows, when it is a cluster node's. */
+  clusterMembership(): ClusterMembership | undefined {
+    return this.store.meta.get('cluster_stream') as ClusterMembership | undefined;
+  }
+
+  /** Sends every write of this engine through `r` (a cluster's stream), or back to local (undefined). */
+  replicateThrough(r: Replicate | undefined): void {
+    replicateThrough(this.store, r);
+  }
+
   /** Forgets every cached search answer of this process. */
   clearCache(): void {
     this.searchCache.clear();
@@ -596,7 +759,7 @@ export class Engine {
   /** Lets writes go again (after the environment was reopened, if it was closed). */
   resume(): void {
     if (!this.suspended) return;
-    this.merger = new Merger(this.store, this.merges === 'worker');
+    this.merger = this.newMerger();
     this.suspended = false;
     this.store.release();
   }

@@ -182,7 +182,7 @@ describe('analytics permissions', () => {
   });
 
   it('lets an analytics/events:create key send events and nothing else', async () => {
-    expect(await clientFor(server, keys.events).analytics.events().create(event)).toEqual({ ok: true });
+    expect(await clientFor(server, keys.events!).analytics.events().create(event)).toEqual({ ok: true });
     expect((await call('GET', '/analytics/rules', keys.events)).status).toBe(401);
     expect((await call('POST', '/analytics/flush', keys.events)).status).toBe(401);
   });

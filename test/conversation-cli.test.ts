@@ -58,7 +58,7 @@ describe('fathom conversations models', () => {
 
   it('lists, shows and deletes models, never showing a key whole', async () => {
     const list = await cli(['conversations', 'models', 'list', '-d', dir]);
-    expect(list.stdout).toMatch(/^m1  openai\/gpt-test  max_bytes=16384  ttl=86400  api_key=sk-t\*+$/m);
+    expect(list.stdout).toMatch(/^m1 {2}openai\/gpt-test {2}max_bytes=16384 {2}ttl=86400 {2}api_key=sk-t\*+$/m);
     expect(list.stdout).not.toContain(KEY);
     const json = JSON.parse((await cli(['conversations', 'models', 'list', '--json', '-d', dir])).stdout);
     expect(json.map((m: { id: string }) => m.id).sort()).toEqual(['m1', 'm2']);

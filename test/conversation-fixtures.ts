@@ -49,4 +49,3 @@ export async function booksEngine(dir = dirWithTinyModel()): Promise<Engine> {
   await e.createCollection({ name: 'plain', fields: [{ name: 'title', type: 'string' }] });
   return e;
 }
-

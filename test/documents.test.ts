@@ -160,6 +160,7 @@ describe('validation and dirty_values', () => {
   it('parses long integers exactly and long fractions natively', () => {
     expect(parseJsonLine('{"a":9007199254740993,"b":[-12345678901234567]}')).toEqual({ value: { a: 9007199254740993n, b: [-12345678901234567n] }, lossless: true });
     // float vectors are often written with 17 significant digits: no lossless parse needed
+    // eslint-disable-next-line no-loss-of-precision -- the digits a JSON writer gives, compared as JSON.parse reads them
     expect(parseJsonLine('{"v":[0.12345678901234567,-0.9876543210987654321,1.5e-17]}')).toEqual({ value: { v: [0.12345678901234567, -0.9876543210987654321, 1.5e-17] }, lossless: false });
     expect(parseJsonLine('{"a":1234567890123456.5,"b":12345678901234567e2}').lossless).toBe(false);
   });

@@ -175,7 +175,7 @@ describe('fathom explore (components)', () => {
     await frame(r, 'found 8 of 8');
     await press(r, 'harry', KEYS.ctrlX);
     const f = await frame(r, 'fathom search books');
-    expect(f).toContain("-q harry");
+    expect(f).toContain('-q harry');
     expect(f).toContain('curl -sG http://localhost:8108/collections/books/documents/search');
     await press(r, 'f');
     expect(r.copied[0]).toMatch(/^fathom search books -q harry --query-by title,author,tags --facet-by author,tags,year,in_print -d /);

@@ -22,7 +22,7 @@ import { ImagePreparer, imagePreparer } from '../src/embed/image/images.js';
 import { ClipTokenizer } from '../src/embed/tokenizers/clip-bpe.js';
 import { startServer, type RunningServer } from '../src/server/serve.js';
 import type { Engine } from '../src/engine.js';
-import { ROOT, dataDirPath, openEngine, tmpDir } from './helpers.js';
+import { ROOT, dataDirPath, openEngine } from './helpers.js';
 import { BLUE, GREEN, RED, YELLOW, b64, bmpBytes, jpegBytes, pngBytes, solid, type Rgb } from './image-fixtures.js';
 // @ts-expect-error the fixture generator is plain JavaScript
 import { tinyClipFiles, writeTinyClip, learnMerges, clipVocab, WORDS } from '../fixtures/make-tiny-clip.mjs';
@@ -434,7 +434,7 @@ describe('image search over HTTP with the typesense client', () => {
   });
 
   it('finds pictures by a description of what is in them (multi_search and GET)', async () => {
-    const { results } = (await client.multiSearch.perform({ searches: [{ collection: "images", q: "a photo of something red", query_by: "embedding", exclude_fields: "embedding" }] } as never)) as unknown as { results: unknown[] };
+    const { results } = (await client.multiSearch.perform({ searches: [{ collection: 'images', q: 'a photo of something red', query_by: 'embedding', exclude_fields: 'embedding' }] } as never)) as unknown as { results: unknown[] };
     const r = results[0] as { hits: Array<{ document: Record<string, unknown>; vector_distance: number }> };
     expect(r.hits.slice(0, 2).map((h) => h.document.id).sort()).toEqual(['r1', 'r2']);
     expect(r.hits[0]!.vector_distance).toBeLessThan(0.05);

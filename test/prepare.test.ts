@@ -199,8 +199,42 @@ describe('worker threads', () => {
       expect((await client.call({ n: 2 })).n).toBe(2);
       const pending = client.call({ n: 3 });
       await client.close();
-      await expect(pending).rejects.toThrow(/exited/);
+      await expect(pending).rejects.toThrow(/was closed/);
       expect(client.available()).toBe(false);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("deliver a call's events before its reply, take further messages for it, and start anew after a crash when asked", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fathom-worker-'));
+    try {
+      // asks for n chunks one at a time (events), sums what it is posted, replies with the sum; n < 0 crashes the thread
+      const script = path.join(dir, 'sum.mjs');
+      fs.writeFileSync(
+        script,
+        [
+          "import { parentPort } from 'node:worker_threads';",
+          'const calls = new Map();',
+          'parentPort.on(\'message\', (m) => {',
+          '  if (m.type === \'start\') { if (m.n < 0) process.exit(3); calls.set(m.id, { left: m.n, sum: 0 }); parentPort.postMessage({ id: m.id, event: \'pull\' }); return; }',
+          '  const c = calls.get(m.id); c.sum += m.value; c.left--;',
+          '  if (c.left > 0) parentPort.postMessage({ id: m.id, event: \'pull\' }); else parentPort.postMessage({ id: m.id, sum: c.sum });',
+          '});',
+        ].join('\n'),
+      );
+      const client = new WorkerClient<{ sum: number }>(script, { label: 'sum thread', restart: true });
+      const id = client.upcomingId;
+      const events: string[] = [];
+      let next = 1;
+      const reply = await client.call({ type: 'start', n: 3 }, { onEvent: (m) => (events.push(String(m.event)), client.post({ id, value: next++ })) });
+      expect(reply.sum).toBe(6);
+      expect(events).toEqual(['pull', 'pull', 'pull']);
+      await expect(client.call({ type: 'start', n: -1 })).rejects.toThrow('the sum thread stopped (exit code 3)');
+      // a new thread for the next call
+      const id2 = client.upcomingId;
+      expect((await client.call({ type: 'start', n: 1 }, { onEvent: () => client.post({ id: id2, value: 5 }) })).sum).toBe(5);
+      await client.close();
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { BOOKS_SCHEMA, cli, dataDirPath, openEngine, rng } from './helpers.js';
 import type { Engine } from '../src/engine.js';
-import { enumerateTerms, editDistance } from '../src/search/expand.js';
-import { StringTable } from '../src/index/codec.js';
-import { selectCandidates, selectCandidatesShared } from '../src/search/match.js';
+import { enumerateTerms } from '../src/termdict/walk.js';
+import { editDistance } from './edit-distance.js';
+import { StringTable } from '../src/termdict/table.js';
+import { selectCandidates, selectCandidatesShared } from '../src/search/candidates.js';
 import { getSchema } from '../src/collection/catalog.js';
 import { snapshot } from '../src/index/manifest.js';
 import { SegmentReader } from '../src/index/segment.js';

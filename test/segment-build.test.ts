@@ -4,7 +4,8 @@ import { openEngine } from './helpers.js';
 import { getSchema, fieldTokenizer } from '../src/collection/catalog.js';
 import { ELEMENT_SHIFT, SegmentBuilder, SegmentReader, sortedTermIds } from '../src/index/segment.js';
 import { TermInterner } from '../src/index/interner.js';
-import { StringTable, unionTables } from '../src/index/codec.js';
+import { StringTable } from '../src/termdict/table.js';
+import { unionTables } from '../src/termdict/union.js';
 import type { Field } from '../src/schema/schema.js';
 
 /**

@@ -9,7 +9,7 @@ import type { SearchResponse } from '../../src/search/search.js';
 
 export type { SearchResponse };
 export type { SearchHit } from '../../src/search/search.js';
-export type { FacetResult } from '../../src/search/collect.js';
+export type { FacetResult } from '../../src/search/facets.js';
 
 /** Search parameters as strings, exactly as they travel in an HTTP query string. */
 export type SearchParams = Record<string, string>;

@@ -43,7 +43,7 @@ export function toggleSelection(selections: Selections, field: string, value: st
   return out;
 }
 
-const BARE_FIELD = /^[A-Za-z0-9_.\-]+$/;
+const BARE_FIELD = /^[A-Za-z0-9_.-]+$/;
 const STRING_TYPES = new Set(['string', 'string[]', 'string*', 'auto']);
 
 function quoteValue(value: string, type: string): string {

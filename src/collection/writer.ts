@@ -8,19 +8,19 @@ import { FathomError, isFathomError } from '../errors.js';
 import { documentObject, prepareDocument, validateId, type DirtyValues, type IndexValue } from '../document/document.js';
 import { compile, fieldTokenizer, getRecord } from './catalog.js';
 import { Schema, copyRecord, type CollectionRecord, type Field, type FieldDef } from '../schema/schema.js';
-import { nextCounter, type Store } from '../storage/store.js';
-import { SegmentBuilder, type BuiltSegment } from '../index/segment.js';
-import { copyState, openSegment, readState, type CollectionState, type SegmentInfo } from '../index/manifest.js';
+import type { Store } from '../storage/store.js';
+import { SegmentBuilder } from '../index/segment.js';
+import { addSegment, copyState, openSegment, readState, removeSegment, type CollectionState, type SegmentInfo } from '../index/manifest.js';
 import { parseJsonLine } from '../json.js';
 import { loadDocument, stripVectors, withoutUnstored } from '../document/stored.js';
 import { encodeBytesTransient, encodeTextTransient } from '../storage/doctext.js';
 import { lineBytes, type PackedLines } from '../io/lines.js';
 import { Blob } from '../index/codec.js';
 import { TAG } from '../index/segment.js';
-import type { PreparedBatch } from '../io/prepare.js';
+import type { PreparedBatch } from './prepared.js';
 
-export type WriteAction = 'create' | 'upsert' | 'update' | 'emplace';
-export const WRITE_ACTIONS: readonly WriteAction[] = ['create', 'upsert', 'update', 'emplace'];
+export type { WriteAction } from '../defaults.js';
+import type { WriteAction } from '../defaults.js';
 
 export type BatchOp =
   | {
@@ -140,21 +140,6 @@ class Deletions {
     }
     this.state.segments = keep;
   }
-}
-
-export function removeSegment(store: Store, collId: number, segId: number): void {
-  for (const key of store.segments.getKeys({ start: [collId, segId], end: [collId, segId + 1] })) store.segments.remove(key);
-  store.deletes.remove([collId, segId]);
-}
-
-/** Writes a built segment and lists it in the manifest. */
-export function addSegment(store: Store, collId: number, state: CollectionState, built: BuiltSegment): SegmentInfo {
-  const id = nextCounter(store, 'next_segment_id');
-  const blob = built.blob;
-  store.segments.put([collId, id, 0], Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength));
-  const info: SegmentInfo = { id, n: built.n, del: 0, min: built.minSeq, max: built.maxSeq };
-  state.segments.push(info);
-  return info;
 }
 
 function generateIdFor(store: Store, collId: number, seq: number): string {
@@ -358,7 +343,7 @@ export function applyPrepared(store: Store, name: string, p: PreparedBatch, line
     }
     const seq = base + k;
     const generated = p.ids[k] === null ? ids[k] : undefined;
-    const text = p.texts[k];
+    const text = p.texts[k]!;
     const bytes = text === null ? encodeBytesTransient(lineBytes(lines, i), p.lossless[k] === 1, generated) : encodeTextTransient(text, p.lossless[k] === 1, generated);
     // An append that does not sort last is refused (lmdb-js reports it as a false result,
     // not an error): then insert, and stop appending. Never taken while the check above holds.

@@ -18,12 +18,12 @@
  * Nothing is stored unless the answer arrived whole: a failed or abandoned call leaves the
  * conversation as it was.
  */
-import type { SearchScope } from '../search/scope.js';
+import type { SearchScope } from '../query/scope.js';
 import type { Engine } from '../engine.js';
 import { FathomError } from '../errors.js';
 import { stringifyJson } from '../json.js';
 import { getSchema } from '../collection/catalog.js';
-import { parseFieldList } from '../io/project.js';
+import { parseFieldList } from '../query/fields.js';
 import { clientFor } from '../llm/registry.js';
 import type { SearchResponse } from '../search/search.js';
 import { appendExchange, getConversation, newConversationId, type Conversation } from './history.js';

@@ -12,8 +12,8 @@ import { isPlainObject } from '../json.js';
 import type { Field, FieldDef, FieldType, Schema } from '../schema/schema.js';
 import { checkImage, ImageError } from '../embed/image/format.js';
 
-export type DirtyValues = 'coerce_or_reject' | 'coerce_or_drop' | 'drop' | 'reject';
-export const DIRTY_VALUES: readonly DirtyValues[] = ['coerce_or_reject', 'coerce_or_drop', 'drop', 'reject'];
+export type { DirtyValues } from '../defaults.js';
+import type { DirtyValues } from '../defaults.js';
 
 export type Scalar = string | number | bigint | boolean;
 export type IndexValue = Scalar | Scalar[] | number[];

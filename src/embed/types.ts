@@ -93,10 +93,10 @@ export class EmbeddingError extends FathomError {
 /** Scales `v` to unit length in place (a zero vector stays zero) and returns it. Hot path. */
 export function l2normalize(v: Float32Array): Float32Array {
   let s = 0;
-  for (let i = 0; i < v.length; i++) s += v[i] * v[i];
+  for (let i = 0; i < v.length; i++) s += v[i]! * v[i]!;
   if (s > 0) {
     const inv = 1 / Math.sqrt(s);
-    for (let i = 0; i < v.length; i++) v[i] *= inv;
+    for (let i = 0; i < v.length; i++) v[i]! *= inv;
   }
   return v;
 }

@@ -15,7 +15,7 @@
  * order of first appearance. (One interner kept for a field's lifetime, to make each
  * term's string once per process, was slower: its tables outgrow the CPU caches.)
  */
-import { grown } from './codec.js';
+import { grown } from '../arrays.js';
 import { FNV_BASIS, fnvStep } from '../tokenizer/tokenizer.js';
 
 /** FNV-1a of chars[0..len). Hot: once per token occurrence. */
@@ -118,4 +118,3 @@ export class TermInterner {
     this.mask = mask;
   }
 }
-

@@ -10,9 +10,8 @@ import type { Key, Store } from '../storage/store.js';
 import { write } from '../storage/store.js';
 import { checkRoom } from '../storage/diskfull.js';
 import { compile } from '../collection/catalog.js';
-import { addSegment, removeSegment } from '../collection/writer.js';
 import type { CollectionRecord } from '../schema/schema.js';
-import { copyState, deletionBits, evictSegments, isDeleted, openSegment, readState, type SegmentInfo } from './manifest.js';
+import { addSegment, copyState, deletionBits, evictSegments, isDeleted, openSegment, readState, removeSegment, type SegmentInfo } from './manifest.js';
 import { mergeSegments, planFullMerge, planMerge, type MergeResult } from './merge.js';
 import { isLiveColumn } from '../join/refs.js';
 

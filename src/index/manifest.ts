@@ -13,9 +13,9 @@
  *   segments[collId, segId, fieldId]  field blobs of format 1 segments
  *   deletes[collId, segId]            bitmap: bit o set when ordinal o is deleted
  */
-import type { Store } from '../storage/store.js';
+import { nextCounter, type Store } from '../storage/store.js';
 import { onRollback } from '../storage/diskfull.js';
-import { SegmentReader } from './segment.js';
+import { SegmentReader, type BuiltSegment } from './segment.js';
 
 export interface SegmentInfo {
   id: number;
@@ -144,4 +144,20 @@ export function locate(snap: IndexSnapshot, seq: number): { seg: LiveSegment; or
     if (ord >= 0 && !isDeleted(seg.deleted, ord)) return { seg, ord };
   }
   return undefined;
+}
+
+/** Deletes a segment's blob and deletion bitmap (the caller unlists it from the manifest). */
+export function removeSegment(store: Store, collId: number, segId: number): void {
+  for (const key of store.segments.getKeys({ start: [collId, segId], end: [collId, segId + 1] })) store.segments.remove(key);
+  store.deletes.remove([collId, segId]);
+}
+
+/** Writes a built segment and lists it in the manifest. */
+export function addSegment(store: Store, collId: number, state: CollectionState, built: BuiltSegment): SegmentInfo {
+  const id = nextCounter(store, 'next_segment_id');
+  const blob = built.blob;
+  store.segments.put([collId, id, 0], Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength));
+  const info: SegmentInfo = { id, n: built.n, del: 0, min: built.minSeq, max: built.maxSeq };
+  state.segments.push(info);
+  return info;
 }

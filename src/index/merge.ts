@@ -16,7 +16,8 @@
  * merge into one segment of the next.
  */
 import { MERGE_POLICY } from '../defaults.js';
-import { ByteWriter, StringTableBuilder, compareEntries, encodeBlob, type Section } from './codec.js';
+import { ByteWriter, encodeBlob, type Section } from './codec.js';
+import { StringTableBuilder, compareEntries } from '../termdict/table.js';
 import { isDeleted, type SegmentInfo } from './manifest.js';
 import { TAG, SEGMENT_FORMAT, addValueSections, encodeSegment, type BuiltSegment, type FieldMeta, type SegmentMeta, type SegmentReader } from './segment.js';
 

@@ -17,13 +17,24 @@ export class Merger {
   constructor(
     private readonly store: Store,
     useWorker: boolean,
+    /** Told of a background merge that failed (the engine logs it). */
+    private readonly onError: (collection: string, e: unknown) => void,
   ) {
-    if (useWorker) this.worker = new WorkerClient(new URL('./merge-worker.js', import.meta.url), { dir: store.dir });
+    if (useWorker) this.worker = new WorkerClient(new URL('./merge-worker.js', import.meta.url), { workerData: { dir: store.dir }, label: 'merge thread' });
   }
 
   private isDue(collection: string): boolean {
     const rec = this.store.collections.get(this.store.aliases.get(collection) ?? collection) as { id: number } | undefined;
     return !!rec && planMerge(readState(this.store, rec.id).segments) !== undefined;
+  }
+
+  /** A merge of a collection that is gone by the time it runs is no failure. */
+  private stillThere(collection: string): boolean {
+    try {
+      return this.store.collections.get(this.store.aliases.get(collection) ?? collection) !== undefined;
+    } catch {
+      return true; // the store cannot be read: the failure is worth reporting
+    }
   }
 
   /** Runs merges for a collection now (in the worker when there is one). */
@@ -46,8 +57,8 @@ export class Merger {
             await this.merge(name!, { maxMerges: 1 });
             if (this.isDue(name!)) this.queue.add(name!);
           }
-        } catch {
-          /* the collection may have been dropped meanwhile */
+        } catch (e) {
+          if (!this.closed && this.stillThere(name!)) this.onError(name!, e);
         }
         await new Promise((r) => setImmediate(r));
       }

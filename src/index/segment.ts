@@ -34,7 +34,10 @@ import type { Field } from '../schema/schema.js';
 import type { IndexValue } from '../document/document.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import { TermInterner } from './interner.js';
-import { Blob, ByteReader, ByteWriter, HEADS_AFTER_WALKS, RADIX_ID_SPACE, StringTable, encodeBlob, jsonSection, radixSortIds, unionTables, type Section, type UnionTable } from './codec.js';
+import { Blob, ByteReader, ByteWriter, encodeBlob, jsonSection, type Section } from './codec.js';
+import { HEADS_AFTER_WALKS, StringTable } from '../termdict/table.js';
+import { RADIX_ID_SPACE, radixSortIds } from '../termdict/radix.js';
+import { unionTables, type UnionTable } from '../termdict/union.js';
 
 export const SEGMENT_FORMAT = 2;
 
@@ -291,7 +294,7 @@ function padNum(acc: NumAcc, upTo: number) {
 
 /**
  * Term ids in the order of their terms (code unit order, as Array.prototype.sort orders
- * strings), for a new segment's term table: codec.ts's radixSortIds over the terms' code
+ * strings), for a new segment's term table: termdict/radix.ts's radixSortIds over the terms' code
  * units. Hot: once per text field of every segment an import builds (~20k terms per 1,000
  * Debian descriptions). Sorting the strings and looking each one's id up again took twice
  * as long.
@@ -326,7 +329,7 @@ function encodeText(acc: TextAcc, n: number): Uint8Array {
   // Counting sort of occurrences by term id; stable, so each term's occurrences stay in
   // (ord, pos) order.
   const start = new Int32Array(T + 1);
-  for (let i = 0; i < N; i++) start[occ[i * 3]! + 1]++;
+  for (let i = 0; i < N; i++) start[occ[i * 3]! + 1]!++;
   for (let t = 0; t < T; t++) start[t + 1]! += start[t]!;
   const fill = start.slice(0, T);
   const grouped = new Int32Array(N * 2); // (ord, pos) pairs
@@ -682,7 +685,7 @@ export class SegmentReader {
   static readonly SHARED_TERMS_KEPT = 16;
 
   /**
-   * The union of the term dictionaries of these text fields (codec.ts unionTables), for
+   * The union of the term dictionaries of these text fields (termdict/union.ts), for
    * one typo walk instead of one per field: null until it has been asked for
    * HEADS_AFTER_WALKS times (a one-query CLI process walks each field instead), or when
    * a field has no text index here. Kept with the segment, like the fields' own data.

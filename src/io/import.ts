@@ -23,7 +23,7 @@ import { NO_DOC, applyBatch, applyPrepared, type BatchOp, type OpResult, type Wr
 import { getRecord, getSchema } from '../collection/catalog.js';
 import type { Preparer } from './prepare.js';
 import type { Store } from '../storage/store.js';
-import { checkRoom, flushed, isNoSpace, transaction } from '../storage/diskfull.js';
+import { checkRoom, flushed, isNoSpace } from '../storage/diskfull.js';
 import { decodeLine, isBlank, lineBytes, notUtf8, packLines, splitLines, type PackedLines, type RawLine } from './lines.js';
 
 export interface ImportOptions {

@@ -22,14 +22,17 @@
  * same code.
  */
 import { WorkerClient } from '../worker-client.js';
-import { isFathomError, type ErrorCode } from '../errors.js';
+import { isFathomError } from '../errors.js';
 import { documentObject, prepareDocument, validateId, type DirtyValues } from '../document/document.js';
 import { Schema, type CollectionRecord } from '../schema/schema.js';
 import { SegmentBuilder } from '../index/segment.js';
 import { fieldTokenizer } from '../collection/catalog.js';
 import { hasLongInteger, parseJsonLine, stringifyJson } from '../json.js';
 import { stripVectors } from '../document/stored.js';
-import type { WriteAction } from '../collection/writer.js';
+import type { WriteAction } from '../defaults.js';
+import type { PreparedBatch } from '../collection/prepared.js';
+
+export type { PreparedBatch } from '../collection/prepared.js';
 import { decodeLine, lineBytes, notUtf8, type PackedLines } from './lines.js';
 
 export interface PrepareRequest {
@@ -39,35 +42,6 @@ export interface PrepareRequest {
   /** `create`, `upsert` or `emplace` (an `update` needs the stored documents). */
   action: WriteAction;
   dirty?: DirtyValues;
-}
-
-/** A batch prepared for `applyPrepared`. Documents are numbered 0..n-1 in line order. */
-export interface PreparedBatch {
-  collId: number;
-  /** The record version it was prepared with. */
-  version: number;
-  /** Why it cannot be applied as prepared (then it is applied line by line), or null. */
-  fallback: string | null;
-  /** Per line: its document number, or -1 when the line failed. */
-  docOf: Int32Array;
-  /** Per failed line (by line index): the error; undefined for documents. */
-  errors: Array<{ code: ErrorCode; message: string } | undefined>;
-  /**
-   * The ids of failed lines that gave a valid one: if such an id is taken, applyBatch
-   * reports that first (409), so the batch is applied line by line.
-   */
-  failedIds: string[];
-  /** Per document: the given id, or null when one is to be generated. */
-  ids: Array<string | null>;
-  /**
-   * Per document: the JSON text to store (for a generated id, without it: it is appended),
-   * or null to store the line's bytes as they arrived.
-   */
-  texts: Array<string | null>;
-  /** Per document: the stored text holds an integer of 16+ digits (read back losslessly). */
-  lossless: Uint8Array;
-  /** The segment of the documents (seqs 0..n-1, to be renumbered), null without documents. */
-  segment: Uint8Array | null;
 }
 
 const PENDING_ID = '';
@@ -163,7 +137,7 @@ export class Preparer {
    * @param opts.workerPath the compiled worker script (default: prepare-worker.js beside this module, when it exists)
    */
   constructor(opts: { worker?: boolean; workerPath?: string } = {}) {
-    if (opts.worker !== false) this.worker = new WorkerClient(opts.workerPath ?? new URL('./prepare-worker.js', import.meta.url));
+    if (opts.worker !== false) this.worker = new WorkerClient(opts.workerPath ?? new URL('./prepare-worker.js', import.meta.url), { label: 'prepare thread' });
   }
 
   /**

@@ -22,7 +22,7 @@ import type { FilterNode } from '../query/filter.js';
 import { project } from '../io/project.js';
 import { loadDocument, projectionWants } from '../document/stored.js';
 import { parseReference, refColumnId, referrers } from './refs.js';
-import { fieldSortValue } from '../search/collect.js';
+import { fieldSortValue } from '../index/columns.js';
 import { locate } from '../index/manifest.js';
 
 function bad(msg: string): never {

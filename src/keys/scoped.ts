@@ -8,7 +8,7 @@
  * The server finds the parent by its 4-character prefix, recomputes the HMAC with the
  * parent's value and compares in constant time. The embedded parameters are then forced
  * onto every search made with the key: `filter_by`, `include_fields` and `exclude_fields`
- * bound what it sees (applyEmbedded, src/search/scope.ts), every other embedded parameter
+ * bound what it sees (applyEmbedded, src/query/scope.ts), every other embedded parameter
  * replaces the request's. `expires_at` in the
  * parameters ends the scoped key (the parent's expiry still applies), and
  * `limit_multi_searches` caps the searches of one multi_search.
@@ -18,7 +18,7 @@ import { KEY_LIMITS } from '../defaults.js';
 import { isPlainObject } from '../json.js';
 import type { Store } from '../storage/store.js';
 import { canParentScopedKeys, findParentCandidates, type KeyRecord } from './keys.js';
-import { SCOPE_PARAMS, scopeOf, type SearchScope } from '../search/scope.js';
+import { SCOPE_PARAMS, scopeOf, type SearchScope } from '../query/scope.js';
 
 /** Length of a base64 SHA-256 digest. */
 const DIGEST_CHARS = 44;
@@ -80,7 +80,7 @@ export function verifyScopedKey(store: Store, presented: string): ScopedKey | un
  * A request's search parameters with a scoped key's embedded ones forced on. Parameters
  * that bound what the key may see (filter_by, include_fields, exclude_fields) are never
  * merged into the request's text: they come back as `scope`, which the search enforces on
- * parsed trees (src/search/scope.ts). Every other embedded parameter replaces the request's.
+ * parsed trees (src/query/scope.ts). Every other embedded parameter replaces the request's.
  */
 export function applyEmbedded(request: Record<string, unknown>, embedded: Record<string, unknown>): { params: Record<string, unknown>; scope?: SearchScope } {
   const params: Record<string, unknown> = { ...request };

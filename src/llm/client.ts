@@ -114,6 +114,7 @@ export class ChatClient {
   /** The answer text in a whole (non-streamed) answer body. */
   private answerOf(body: unknown): string {
     if (body && typeof body === 'object') {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a provider's JSON, each field checked as it is read
       const b = body as Record<string, any>;
       if (this.config.vendor === 'cloudflare') {
         if (b.success === false) throw this.fail(this.errorText(JSON.stringify(b), 200));
@@ -130,6 +131,7 @@ export class ChatClient {
   /** The text piece in one streamed event (undefined: an event without text). */
   private deltaOf(event: unknown): string | undefined {
     if (!event || typeof event !== 'object') throw this.fail('a streamed event is not a JSON object (malformed answer)');
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a provider's JSON, each field checked as it is read
     const e = event as Record<string, any>;
     if (e.error !== undefined) throw this.fail(this.errorText(JSON.stringify(e), 200));
     if (this.config.vendor === 'cloudflare') return typeof e.response === 'string' ? e.response : undefined;
@@ -226,6 +228,8 @@ export class ChatClient {
     }
     rearm();
     const reader = res.body!.getReader();
+    // the iterator's methods have their own `this`
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
     const self = this;
     let cancelled = false;
     return {

@@ -23,12 +23,12 @@
  * account_id, max_bytes (default NL_SEARCH_DEFAULTS.maxBytes), temperature, system_prompt
  * (appended to the generated instructions), timeout_ms.
  */
-import { hiddenBy, type SearchScope } from '../search/scope.js';
+import { hiddenBy, type SearchScope } from '../query/scope.js';
 import { NL_SEARCH_DEFAULTS } from '../defaults.js';
 import type { Engine } from '../engine.js';
 import { FathomError } from '../errors.js';
 import { getSchema } from '../collection/catalog.js';
-import { parseFieldList } from '../io/project.js';
+import { parseFieldList } from '../query/fields.js';
 import { LlmError, type ChatClient, type ChatRequest } from '../llm/client.js';
 import { checkTimeout, providerConfig } from '../llm/config.js';
 import { clientFor, ModelRegistry, type ModelKind, type ModelRecord } from '../llm/registry.js';

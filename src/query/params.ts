@@ -2,13 +2,13 @@
  * src/query: here is a request, what exactly is it asking?
  *
  * params.ts turns raw search parameters (strings from a query string or CLI flags, or
- * JSON values from a multi_search body) into a checked `SearchParams`. Every parameter
- * takes its default from SEARCH_DEFAULTS. Unknown parameters are ignored, as the
+ * JSON values from a multi_search body) into a checked `SearchParams`. Defaults and ranges
+ * come from the parameter table (parameters.ts). Unknown parameters are ignored, as the
  * reference does, so that clients sending newer parameters keep working.
  */
-import { SEARCH_DEFAULTS, VECTOR_DEFAULTS } from '../defaults.js';
 import { FathomError } from '../errors.js';
-import { parseFieldList } from '../io/project.js';
+import { parseFieldList } from './fields.js';
+import { parameter } from './parameters.js';
 
 export interface SearchParams {
   q: string;
@@ -45,7 +45,8 @@ export interface SearchParams {
   search_cutoff_ms: number;
   stopwords?: string;
   vector_query?: string;
-  alpha?: number;
+  /** The vector rank's weight in hybrid search (a vector_query's own `alpha` wins). */
+  alpha: number;
   exhaustive_search: boolean;
   /** Raw parameters as received (for request_params and extensions). */
   raw: Record<string, unknown>;
@@ -73,6 +74,17 @@ function int(raw: RawParams, k: string, dflt: number, min: number, max: number):
   if (!Number.isInteger(n)) bad(`parameter \`${k}\` must be a whole number, got ${JSON.stringify(v)}`);
   if (n < min || n > max) bad(`parameter \`${k}\` must be between ${min} and ${max}, got ${n}`);
   return n;
+}
+
+/** A whole-number parameter, with the default and range of its declaration. */
+function intParam(raw: RawParams, k: string): number {
+  const p = parameter(k);
+  return int(raw, k, p.default as number, p.min!, p.max!);
+}
+
+/** A true/false parameter, with the default of its declaration. */
+function boolParam(raw: RawParams, k: string): boolean {
+  return bool(raw, k, parameter(k).default as boolean);
 }
 
 function num(raw: RawParams, k: string): number | undefined {
@@ -109,8 +121,8 @@ function perField<T>(raw: RawParams, k: string, n: number, dflt: T, parse: (s: s
 /** `use_cache` and `cache_ttl` (seconds), checked; the cache itself is src/search/cache.ts. */
 export function parseCacheParams(raw: RawParams): { use: boolean; ttlMs: number } {
   return {
-    use: bool(raw, 'use_cache', SEARCH_DEFAULTS.use_cache),
-    ttlMs: int(raw, 'cache_ttl', SEARCH_DEFAULTS.cache_ttl, 0, 2 ** 31 - 1) * 1000,
+    use: boolParam(raw, 'use_cache'),
+    ttlMs: intParam(raw, 'cache_ttl') * 1000,
   };
 }
 
@@ -134,18 +146,20 @@ export function parseSearchParams(raw: RawParams): SearchParams {
     });
     if (weights.length !== n) bad(`\`query_by_weights\` must have one weight per \`query_by\` field (${n}), got ${weights.length}`);
   }
-  const numTypos = perField(raw, 'num_typos', Math.max(n, 1), SEARCH_DEFAULTS.num_typos, (s) => {
+  const typos = parameter('num_typos');
+  const numTypos = perField(raw, 'num_typos', Math.max(n, 1), typos.default as number, (s) => {
     const x = Number(s);
-    if (!Number.isInteger(x) || x < 0 || x > 2) bad(`parameter \`num_typos\` must be 0, 1 or 2, got "${s}"`);
+    if (!Number.isInteger(x) || x < typos.min! || x > typos.max!) bad(`parameter \`num_typos\` must be 0, 1 or 2, got "${s}"`);
     return x;
   });
-  const prefix = perField(raw, 'prefix', Math.max(n, 1), SEARCH_DEFAULTS.prefix, (s) => boolVal(s, 'prefix'));
-  const perPage = int(raw, 'per_page', SEARCH_DEFAULTS.per_page, 0, SEARCH_DEFAULTS.max_per_page);
-  const limit = raw.limit !== undefined && raw.limit !== '' ? int(raw, 'limit', perPage, 0, SEARCH_DEFAULTS.max_per_page) : undefined;
-  const offset = raw.offset !== undefined && raw.offset !== '' ? int(raw, 'offset', 0, 0, 1e9) : undefined;
+  const prefix = perField(raw, 'prefix', Math.max(n, 1), parameter('prefix').default as boolean, (s) => boolVal(s, 'prefix'));
+  const perPage = intParam(raw, 'per_page');
+  const limit = raw.limit !== undefined && raw.limit !== '' ? int(raw, 'limit', perPage, parameter('limit').min!, parameter('limit').max!) : undefined;
+  const offset = raw.offset !== undefined && raw.offset !== '' ? int(raw, 'offset', 0, parameter('offset').min!, parameter('offset').max!) : undefined;
   const groupBy = parseFieldList(str(raw, 'group_by'));
   const alpha = num(raw, 'alpha');
-  if (alpha !== undefined && (alpha < 0 || alpha > 1)) bad('parameter `alpha` must be between 0 and 1');
+  const alphaRange = parameter('alpha');
+  if (alpha !== undefined && (alpha < alphaRange.min! || alpha > alphaRange.max!)) bad('parameter `alpha` must be between 0 and 1');
   const start = str(raw, 'highlight_start_tag');
   const end = str(raw, 'highlight_end_tag');
   return {
@@ -154,19 +168,19 @@ export function parseSearchParams(raw: RawParams): SearchParams {
     ...(weights ? { query_by_weights: weights } : {}),
     prefix,
     num_typos: numTypos,
-    min_len_1typo: int(raw, 'min_len_1typo', SEARCH_DEFAULTS.min_len_1typo, 0, 1000),
-    min_len_2typo: int(raw, 'min_len_2typo', SEARCH_DEFAULTS.min_len_2typo, 0, 1000),
-    typo_tokens_threshold: int(raw, 'typo_tokens_threshold', SEARCH_DEFAULTS.typo_tokens_threshold, 0, 1e9),
-    drop_tokens_threshold: int(raw, 'drop_tokens_threshold', SEARCH_DEFAULTS.drop_tokens_threshold, 0, 1e9),
-    prioritize_exact_match: bool(raw, 'prioritize_exact_match', SEARCH_DEFAULTS.prioritize_exact_match),
-    max_candidates: int(raw, 'max_candidates', SEARCH_DEFAULTS.max_candidates, 1, 10000),
-    exhaustive_search: bool(raw, 'exhaustive_search', false),
+    min_len_1typo: intParam(raw, 'min_len_1typo'),
+    min_len_2typo: intParam(raw, 'min_len_2typo'),
+    typo_tokens_threshold: intParam(raw, 'typo_tokens_threshold'),
+    drop_tokens_threshold: intParam(raw, 'drop_tokens_threshold'),
+    prioritize_exact_match: boolParam(raw, 'prioritize_exact_match'),
+    max_candidates: intParam(raw, 'max_candidates'),
+    exhaustive_search: boolParam(raw, 'exhaustive_search'),
     filter_by: str(raw, 'filter_by') || undefined,
     sort_by: str(raw, 'sort_by') || undefined,
     facet_by: parseFieldList(str(raw, 'facet_by')) ?? [],
-    max_facet_values: int(raw, 'max_facet_values', SEARCH_DEFAULTS.max_facet_values, 0, 1e6),
+    max_facet_values: intParam(raw, 'max_facet_values'),
     facet_query: str(raw, 'facet_query') || undefined,
-    page: int(raw, 'page', SEARCH_DEFAULTS.page, 1, 1e9),
+    page: intParam(raw, 'page'),
     per_page: limit ?? perPage,
     ...(offset !== undefined ? { offset } : {}),
     ...(limit !== undefined ? { limit } : {}),
@@ -174,19 +188,17 @@ export function parseSearchParams(raw: RawParams): SearchParams {
     exclude_fields: parseFieldList(str(raw, 'exclude_fields')),
     highlight_fields: parseFieldList(str(raw, 'highlight_fields')),
     highlight_full_fields: parseFieldList(str(raw, 'highlight_full_fields')),
-    highlight_affix_num_tokens: int(raw, 'highlight_affix_num_tokens', SEARCH_DEFAULTS.highlight_affix_num_tokens, 0, 1000),
-    highlight_start_tag: start ?? SEARCH_DEFAULTS.highlight_start_tag,
-    highlight_end_tag: end ?? SEARCH_DEFAULTS.highlight_end_tag,
-    snippet_threshold: int(raw, 'snippet_threshold', SEARCH_DEFAULTS.snippet_threshold, 0, 1e6),
-    enable_highlight_v1: bool(raw, 'enable_highlight_v1', true),
+    highlight_affix_num_tokens: intParam(raw, 'highlight_affix_num_tokens'),
+    highlight_start_tag: start ?? (parameter('highlight_start_tag').default as string),
+    highlight_end_tag: end ?? (parameter('highlight_end_tag').default as string),
+    snippet_threshold: intParam(raw, 'snippet_threshold'),
+    enable_highlight_v1: boolParam(raw, 'enable_highlight_v1'),
     ...(groupBy && groupBy.length ? { group_by: groupBy } : {}),
-    group_limit: int(raw, 'group_limit', SEARCH_DEFAULTS.group_limit, 1, 99),
-    search_cutoff_ms: int(raw, 'search_cutoff_ms', SEARCH_DEFAULTS.search_cutoff_ms, 0, 1e9),
+    group_limit: intParam(raw, 'group_limit'),
+    search_cutoff_ms: intParam(raw, 'search_cutoff_ms'),
     stopwords: str(raw, 'stopwords') || undefined,
     vector_query: vectorQuery || undefined,
-    ...(alpha !== undefined ? { alpha } : {}),
+    alpha: alpha ?? (alphaRange.default as number),
     raw,
   };
 }
-
-export const DEFAULT_ALPHA = VECTOR_DEFAULTS.alpha;

@@ -13,7 +13,7 @@
  * engine bounds every change by the TTL alone.)
  */
 import type { RawParams } from '../query/params.js';
-import { scopeKey, type SearchScope } from './scope.js';
+import { scopeKey, type SearchScope } from '../query/scope.js';
 
 interface Entry<V> {
   value: V;

@@ -1,298 +1,30 @@
 /**
- * src/search: here is a parsed query and an index snapshot, which documents match and
- * how well?
+ * search/match.ts: here are a query's candidate terms and a segment, which documents match
+ * and how well? Matching is separate from collecting: this finds documents and scores them
+ * (score.ts), and hands each one to a callback; the collectors (collectors.ts) keep the top
+ * k, count facets and group.
  *
- * Matching is separate from collecting: match.ts finds documents and scores them, and
- * hands each one to a callback; collect.ts keeps the top k, counts facets and groups.
+ * A document matches when every query token has a candidate in some query_by field. Three
+ * strategies find the same documents with the same scores (test/match-strategies.test.ts
+ * runs each on the same inputs), each the cheapest in its case:
  *
- * For each query token we pick candidate terms per field (the token itself, prefix
- * expansions of the last token, typo expansions), then walk the postings of every
- * candidate document-at-a-time. A document matches when every token has a candidate in
- * some query_by field (a leapfrog intersection of one union-iterator per token):
+ *   one token, no phrase        matchOneToken: each candidate's postings decoded once into
+ *                               per-document accumulators, then scored in ordinal order
+ *   every token common          matchTaat: the same, token by token (rarest first), then
+ *                               positions only for documents that can reach the page
+ *   otherwise, and phrases      matchSegment's own loop, document-at-a-time: a leapfrog
+ *                               intersection of one union iterator per token
  *
  *   token "linux"  : name/linux ∪ summary/linux ∪ description/linux   -> 3 9 12 40 ...
  *   token "kern"   : summary/kernel ∪ description/kernel ∪ ...         -> 9 12 77 ...
  *                                                            intersection: 9 12 ...
- *
- * The text_match score orders by, most significant first: tokens matched, fewer typos,
- * proximity of the tokens in the best field, that field's weight, exact field match.
- *
- *   bits 44..49 tokens matched   36..43 255 - typo cost   28..35 proximity
- *   20..27 best field weight     19 exact match           13..18 fields matched
  */
-import type { Field } from '../schema/schema.js';
 import type { LiveSegment } from '../index/manifest.js';
 import { isDeleted } from '../index/manifest.js';
 import { ELEMENT_SHIFT, type PostingCursor, type TextIndex } from '../index/segment.js';
-import { enumerateTerms } from './expand.js';
-import { grown, type StringTable } from '../index/codec.js';
-
-export interface FieldSpec {
-  field: Field;
-  /** Index of the field in query_by. */
-  index: number;
-  weight: number;
-  prefix: boolean;
-  numTypos: number;
-}
-
-export interface Candidate {
-  term: string;
-  cost: number;
-}
-
-/** candidates[token][fieldSpec] */
-export type CandidateTable = Candidate[][][];
-
-export interface DocMatch {
-  seg: number;
-  ord: number;
-  score: number;
-  tokensMatched: number;
-  typoCost: number;
-  bestFieldWeight: number;
-  bestFieldScore: number;
-  fieldsMatched: number;
-  /** Tokens dropped to reach this document. */
-  dropped: number;
-}
-
-/** A field's candidate terms as they are found: lowest cost, and document count summed over segments. */
-type Agg = Map<string, { cost: number; df: number }>;
-
-/**
- * The best `cap` entries of one field's dictionary in one segment, in the order candidates
- * are chosen: lower cost, the query token itself, more documents, then table order (which
- * is the terms' order). A walk's matches and ranges are offered here as numbers, and only
- * the kept entries are ever decoded into strings.
- *
- * Hot: one typo walk of a short last token with prefix (`libt`, 1 typo) matches ~700
- * ranges and ~9,000 terms; collecting them all into a Map of strings took ~3 ms of a 4 ms
- * search, where at most `cap` of them can survive. The kept entries are a binary heap with
- * the worst at the root (slot 0), so an offer that cannot enter costs one comparison and
- * one that can costs log(cap), whatever max_candidates asks for:
- *
- *            worst            each slot s is not before its children 2s+1, 2s+2
- *           /     \
- *        ...       ...
- */
-class TopTerms {
-  // (grown as entries come, up to cap: max_candidates may ask for 40,000 slots per field)
-  idx: Int32Array;
-  cost: Int32Array;
-  df: Int32Array;
-  n = 0;
-  private terms: StringTable | null = null;
-  private token = '';
-  /** Table index of the query token itself: -1 when absent, -2 until looked up. */
-  private exact = -2;
-
-  constructor(readonly cap: number) {
-    const size = Math.min(cap, 64);
-    this.idx = new Int32Array(size);
-    this.cost = new Int32Array(size);
-    this.df = new Int32Array(size);
-  }
-
-  private grow(): void {
-    const size = Math.min(this.cap, this.idx.length * 2);
-    this.idx = grown(this.idx, size);
-    this.cost = grown(this.cost, size);
-    this.df = grown(this.df, size);
-  }
-
-  reset(terms: StringTable, token: string): void {
-    this.n = 0;
-    this.terms = terms;
-    this.token = token;
-    this.exact = -2;
-  }
-
-  /** The token's own index, looked up only once a match of cost 0 needs it (typo walks rarely do). */
-  private exactIndex(): number {
-    if (this.exact === -2) this.exact = this.terms!.find(this.token);
-    return this.exact;
-  }
-
-  /** Would entry (i, cost, df) come before kept slot s? */
-  private before(i: number, cost: number, df: number, s: number): boolean {
-    const c = this.cost[s]!;
-    if (cost !== c) return cost < c;
-    const j = this.idx[s]!;
-    if (cost === 0) {
-      const ex = this.exactIndex();
-      if (i === ex) return true;
-      if (j === ex) return false;
-    }
-    const d = this.df[s]!;
-    return df !== d ? df > d : i < j;
-  }
-
-  offer(i: number, cost: number, df: number): void {
-    if (this.n === this.idx.length && this.n < this.cap) this.grow();
-    const { idx, cost: costs, df: dfs } = this;
-    let s: number;
-    if (this.n < this.cap) {
-      // sift up: the hole rises while its parent comes before the new entry
-      s = this.n++;
-      while (s > 0) {
-        const p = (s - 1) >> 1;
-        if (this.before(i, cost, df, p)) break;
-        idx[s] = idx[p]!;
-        costs[s] = costs[p]!;
-        dfs[s] = dfs[p]!;
-        s = p;
-      }
-    } else {
-      if (!this.before(i, cost, df, 0)) return;
-      // replace the worst: the hole sinks while the new entry comes before its worse child
-      s = 0;
-      for (;;) {
-        const l = 2 * s + 1;
-        if (l >= this.n) break;
-        const r = l + 1;
-        const w = r < this.n && this.before(idx[l]!, costs[l]!, dfs[l]!, r) ? r : l;
-        if (!this.before(i, cost, df, w)) break;
-        idx[s] = idx[w]!;
-        costs[s] = costs[w]!;
-        dfs[s] = dfs[w]!;
-        s = w;
-      }
-    }
-    idx[s] = i;
-    costs[s] = cost;
-    dfs[s] = df;
-  }
-
-  /** Entries [lo, hi), all within `cost`. */
-  offerRange(lo: number, hi: number, cost: number, docFreq: ArrayLike<number>): void {
-    for (let i = lo; i < hi; i++) {
-      // full, and the range's one cost worse than everything kept: none of the rest can enter
-      if (this.n === this.cap && cost > this.cost[0]!) return;
-      this.offer(i, cost, docFreq[i]!);
-    }
-  }
-
-  /** Adds the kept entries, decoded, to the field's aggregate. */
-  flush(agg: Agg, ti: TextIndex): void {
-    for (let s = 0; s < this.n; s++) {
-      const term = ti.terms.get(this.idx[s]!);
-      const cost = this.cost[s]!;
-      const cur = agg.get(term);
-      if (!cur) agg.set(term, { cost, df: this.df[s]! });
-      else {
-        if (cost < cur.cost) cur.cost = cost;
-        cur.df += this.df[s]!;
-      }
-    }
-    this.n = 0;
-  }
-}
-
-/** Chooses the candidate terms for one token in one field, across all segments. */
-export function selectCandidates(
-  segments: LiveSegment[],
-  field: Field,
-  token: string,
-  maxCost: number,
-  prefix: boolean,
-  limit: number,
-): Candidate[] {
-  return selectCandidatesShared(segments, [field], token, maxCost, prefix, limit)[0]!;
-}
-
-/**
- * selectCandidates for several fields that look the same token up with the same typo
- * budget and prefix rule: one list per field, each exactly what selectCandidates gives.
- * With typos, a segment whose union dictionary of those fields is warm
- * (SegmentReader.sharedTerms) is walked once instead of once per field; each term found
- * counts for the fields that hold it. Replaying the HTTP benchmark's walks (query_by
- * name,summary), one walk of the union took 0.64x (2 typos) and 0.6x (1 typo) the time of
- * the two walks: the top of the trie, where a walk spends most of its time, is shared.
- *
- * Each segment keeps its best max(4 x limit, 16) terms per field (TopTerms); their counts
- * are then summed over segments and the best `limit` chosen, with the token itself always
- * among them when it is found. With one segment that is exactly the best `limit` of all
- * the terms matched; with several, a term kept in only some segments counts only there.
- */
-export function selectCandidatesShared(
-  segments: LiveSegment[],
-  fields: readonly Field[],
-  token: string,
-  maxCost: number,
-  prefix: boolean,
-  limit: number,
-): Candidate[][] {
-  const aggs = fields.map((): Agg => new Map());
-  const keep = Math.max(limit * 4, 16);
-  const tops = fields.map(() => new TopTerms(keep));
-  for (const seg of segments) {
-    // the fields with a text index in this segment
-    const tis: TextIndex[] = [];
-    const fieldTops: TopTerms[] = [];
-    const fieldAggs: Agg[] = [];
-    const ids: number[] = [];
-    for (let f = 0; f < fields.length; f++) {
-      const ti = seg.reader.text(fields[f]!.id);
-      if (!ti) continue;
-      tis.push(ti);
-      const top = tops[f]!;
-      top.reset(ti.terms, token);
-      fieldTops.push(top);
-      fieldAggs.push(aggs[f]!);
-      ids.push(fields[f]!.id);
-    }
-    const union = maxCost > 0 && tis.length > 1 ? seg.reader.sharedTerms(ids) : null;
-    if (!union) {
-      for (let f = 0; f < tis.length; f++) {
-        const ti = tis[f]!;
-        const top = fieldTops[f]!;
-        const docFreq = ti.docFreq;
-        enumerateTerms(
-          ti.terms,
-          token,
-          maxCost,
-          prefix,
-          (i, cost) => top.offer(i, cost, docFreq[i]!),
-          (lo, hi, cost) => top.offerRange(lo, hi, cost, docFreq),
-        );
-      }
-    } else {
-      // one walk of the union: entry u is field f's entry pos[f][u] when the field holds it
-      const { table, pos } = union;
-      enumerateTerms(
-        table,
-        token,
-        maxCost,
-        prefix,
-        (u, cost) => {
-          for (let f = 0; f < tis.length; f++) {
-            const p = pos[f]!;
-            const i = p[u]!;
-            if (p[u + 1]! !== i) fieldTops[f]!.offer(i, cost, tis[f]!.docFreq[i]!);
-          }
-        },
-        (lo, hi, cost) => {
-          for (let f = 0; f < tis.length; f++) {
-            const p = pos[f]!;
-            if (p[hi]! > p[lo]!) fieldTops[f]!.offerRange(p[lo]!, p[hi]!, cost, tis[f]!.docFreq);
-          }
-        },
-      );
-    }
-    for (let f = 0; f < tis.length; f++) fieldTops[f]!.flush(fieldAggs[f]!, tis[f]!);
-  }
-  return aggs.map((agg) => {
-    const list = [...agg.entries()].map(([term, v]) => ({ term, cost: v.cost, df: v.df }));
-    list.sort((a, b) => a.cost - b.cost || (a.term === token ? -1 : b.term === token ? 1 : 0) || b.df - a.df || (a.term < b.term ? -1 : 1));
-    const out = list.slice(0, limit).map(({ term, cost }) => ({ term, cost }));
-    if (!out.some((c) => c.term === token)) {
-      const ex = list.find((c) => c.term === token);
-      if (ex) out.unshift({ term: ex.term, cost: ex.cost });
-    }
-    return out;
-  });
-}
+import type { FieldSpec } from '../query/plan.js';
+import type { CandidateTable } from './candidates.js';
+import { baseScore, coverage, fieldKey, fieldPart, popcount, upperScore } from './score.js';
 
 interface TokenCursor {
   cursor: PostingCursor;
@@ -301,7 +33,6 @@ interface TokenCursor {
   /** Index of the candidate term in the field's dictionary. */
   term: number;
 }
-
 
 export interface MatchInput {
   fields: FieldSpec[];
@@ -314,7 +45,11 @@ export interface MatchInput {
   phrases: number[][];
   prioritizeExact: boolean;
   dropped: number;
+  /** Which strategy matches: 'auto' (default) picks the cheapest; the others force one (tests). 'one-token' needs one token and no phrase, 'taat' no phrase. */
+  strategy?: MatchStrategy;
 }
+
+export type MatchStrategy = 'auto' | 'one-token' | 'taat' | 'daat';
 
 export interface SegmentFilters {
   /** 1 = allowed (filter_by), or null for all. */
@@ -325,32 +60,6 @@ export interface SegmentFilters {
   seen: Uint8Array | null;
 }
 
-const TOK_SHIFT = 2 ** 44;
-const TYPO_SHIFT = 2 ** 36;
-const PROX_SHIFT = 2 ** 28;
-const WEIGHT_SHIFT = 2 ** 20;
-const EXACT_SHIFT = 2 ** 19;
-const FIELDS_SHIFT = 2 ** 13;
-
-/** The text_match_info fields, decoded from the score bits (nothing else is kept per document). */
-export function matchInfo(score: number, totalTokens: number): DocMatch {
-  const tokensMatched = Math.floor(score / TOK_SHIFT) % 64;
-  const typoCost = 255 - (Math.floor(score / TYPO_SHIFT) % 256);
-  const bestFieldWeight = Math.floor(score / WEIGHT_SHIFT) % 256;
-  const fieldsMatched = Math.floor(score / FIELDS_SHIFT) % 64;
-  return {
-    seg: -1,
-    ord: -1,
-    score,
-    tokensMatched,
-    typoCost,
-    bestFieldWeight,
-    bestFieldScore: score - tokensMatched * TOK_SHIFT - (score % FIELDS_SHIFT) - fieldsMatched * FIELDS_SHIFT,
-    fieldsMatched,
-    dropped: totalTokens - tokensMatched,
-  };
-}
-
 /**
  * Positions of the current document, one sorted run per (token, field) slot, in
  * preallocated typed arrays that are reused from document to document (no allocation).
@@ -359,29 +68,50 @@ class DocPositions {
   readonly buf: Int32Array[];
   readonly len: Int32Array;
   private filled: number[] = [];
+  /**
+   * Slots [0, exact) hold every candidate's positions; slot exact + s holds slot s's
+   * positions of candidates without typos only: a field is an exact match of the query
+   * when its words are the query's, not typo variants of them (isExact).
+   */
+  readonly exact: number;
   constructor(slots: number) {
-    this.buf = Array.from({ length: slots }, () => new Int32Array(16));
-    this.len = new Int32Array(slots);
+    this.exact = slots;
+    this.buf = Array.from({ length: 2 * slots }, () => new Int32Array(16));
+    this.len = new Int32Array(2 * slots);
   }
   reset(): void {
     for (let i = 0; i < this.filled.length; i++) this.len[this.filled[i]!] = 0;
     this.filled.length = 0;
   }
-  add(slot: number, c: PostingCursor): void {
-    let n = this.len[slot]!;
+  /** Adds the cursor's positions to a slot; `typoFree`: also to the slot's exact twin. */
+  add(slot: number, c: PostingCursor, typoFree: boolean): void {
+    const b = this.room(slot, c.tf);
+    const before = this.len[slot]!;
+    const n = c.positionsInto(b, before);
+    this.len[slot] = n;
+    if (typoFree) {
+      const e = this.exact + slot;
+      const eb = this.room(e, n - before);
+      const m = this.len[e]!;
+      eb.set(b.subarray(before, n), m);
+      this.len[e] = m + n - before;
+      if (m > 0) eb.subarray(0, m + n - before).sort();
+    }
+    if (before > 0) b.subarray(0, n).sort(); // a second candidate term in the same field (rare)
+  }
+  /** The slot's buffer, with room for `more` positions. */
+  private room(slot: number, more: number): Int32Array {
+    const n = this.len[slot]!;
     if (n === 0) this.filled.push(slot);
     let b = this.buf[slot]!;
-    if (n + c.tf > b.length) {
+    if (n + more > b.length) {
       let cap = b.length * 2;
-      while (cap < n + c.tf) cap *= 2;
+      while (cap < n + more) cap *= 2;
       const nb = new Int32Array(cap);
       nb.set(b.subarray(0, n));
       this.buf[slot] = b = nb;
     }
-    const before = n;
-    n = c.positionsInto(b, n);
-    this.len[slot] = n;
-    if (before > 0) b.subarray(0, n).sort(); // a second candidate term in the same field (rare)
+    return b;
   }
   has(slot: number, p: number): boolean {
     const b = this.buf[slot]!;
@@ -436,13 +166,14 @@ export function matchSegment(
     if (list.length === 0) return true; // a token with no postings here: nothing matches
     perToken.push(list);
   }
-  if (T === 1 && input.phrases.length === 0) return matchOneToken(seg, input, filters, perToken[0]!, texts, arrayField, weights, onMatch);
+  const strategy = input.strategy ?? 'auto';
+  if (T === 1 && input.phrases.length === 0 && (strategy === 'auto' || strategy === 'one-token')) return matchOneToken(seg, input, filters, perToken[0]!, texts, arrayField, weights, onMatch);
   // Term-at-a-time pays off when every token is common (the intersection is large); with a
   // rare token, the leapfrog below skips most of the common tokens' documents.
-  if (input.phrases.length === 0) {
+  if (input.phrases.length === 0 && strategy !== 'daat') {
     // documents per token (summed over its candidates); matchTaat takes the rarest first
     const df = perToken.map((list) => list.reduce((sum, tc) => sum + texts[tc.field]!.docFreq[tc.term]!, 0));
-    if (Math.min(...df) * TAAT_MIN_SHARE >= seg.reader.n) return matchTaat(seg, input, filters, perToken, df, texts, arrayField, weights, onMatch, threshold);
+    if (strategy === 'taat' || Math.min(...df) * TAAT_MIN_SHARE >= seg.reader.n) return matchTaat(seg, input, filters, perToken, df, texts, arrayField, weights, onMatch, threshold);
   }
   const deleted = seg.deleted;
   const { allow, exclude, seen } = filters;
@@ -494,27 +225,13 @@ export function matchSegment(
       tokMin[t] = minCost;
       typoCost += minCost;
     }
-    let fieldsMatched = 0;
-    let maxCount = 0;
-    let maxWeight = 0;
-    for (let f = 0; f < F; f++) {
-      const mask = fieldTokenMask[f]!;
-      if (mask === 0) continue;
-      fieldsMatched++;
-      const count = popcount(mask);
-      if (count > maxCount) {
-        maxCount = count;
-        maxWeight = weights[f]!;
-      } else if (count === maxCount && weights[f]! > maxWeight) maxWeight = weights[f]!;
-    }
-    const base = T * TOK_SHIFT + (255 - Math.min(255, typoCost)) * TYPO_SHIFT + Math.min(63, fieldsMatched) * FIELDS_SHIFT;
-    if (canPrune) {
-      // the best this document could score: adjacent tokens and an exact match
-      const upper = base + 255 * PROX_SHIFT + Math.min(255, maxWeight) * WEIGHT_SHIFT + EXACT_SHIFT;
-      if (upper < threshold()) {
-        onMatch(d, base); // counted, but it cannot reach the page
-        continue;
-      }
+    const cov = coverage(fieldTokenMask, weights);
+    const base = baseScore(T, typoCost, cov >>> 8);
+    // the best this document could score (adjacent tokens, an exact match) loses to the k-th hit:
+    // counted, but it cannot reach the page
+    if (canPrune && upperScore(base, cov & 255) < threshold()) {
+      onMatch(d, base);
+      continue;
     }
     if (needAll || exactArrays) {
       pos.reset();
@@ -523,37 +240,45 @@ export function matchSegment(
         for (let x = 0; x < list.length; x++) {
           const tc = list[x]!;
           if (tc.cursor.doc !== d || (!needAll && !arrayField[tc.field])) continue;
-          pos.add(t * F + tc.field, tc.cursor);
+          pos.add(t * F + tc.field, tc.cursor, tc.cost === 0);
         }
       }
       // phrases must be adjacent in one field
       if (input.phrases.length > 0 && !phrasesHold(input, pos, F)) continue;
     }
-    let best = -1;
-    let bestProx = 0;
-    let bestWeight = 0;
-    let bestExact = 0;
-    for (let f = 0; f < F; f++) {
-      const mask = fieldTokenMask[f]!;
-      if (mask === 0) continue;
-      const count = popcount(mask);
-      let prox = 255;
-      if (count > 1) prox = 255 - Math.min(255, windowSpan(pos, mask, f, T, F) - (count - 1));
-      let exact = 0;
-      if (input.prioritizeExact && full && count === T && texts[f]) {
-        exact = isExact(pos, f, T, F, tokMin, texts[f]!, d, arrayField[f]!) ? 1 : 0;
-      }
-      const weight = weights[f]!;
-      const key = count * 2 ** 24 + prox * 2 ** 16 + weight * 2 + exact;
-      if (key > best) {
-        best = key;
-        bestProx = prox;
-        bestWeight = weight;
-        bestExact = exact;
-      }
-    }
-    onMatch(d, base + bestProx * PROX_SHIFT + Math.min(255, bestWeight) * WEIGHT_SHIFT + bestExact * EXACT_SHIFT);
+    onMatch(d, base + bestField(pos, fieldTokenMask, T, weights, input.prioritizeExact && full, tokMin, texts, d, arrayField));
   }
+}
+
+/**
+ * The score part (score.ts fieldPart) of a document's best field: per field holding any
+ * token, the proximity of its tokens (from `pos`) and, when asked, whether it is exactly
+ * the query; the best by fieldKey. Shared by the document-at-a-time and term-at-a-time
+ * strategies.
+ */
+function bestField(pos: DocPositions, masks: Int32Array, T: number, weights: readonly number[], checkExact: boolean, tokMin: Int32Array, texts: (TextIndex | null)[], d: number, arrayField: boolean[]): number {
+  const F = weights.length;
+  let best = -1;
+  let bestProx = 0;
+  let bestWeight = 0;
+  let bestExact = 0;
+  for (let f = 0; f < F; f++) {
+    const mask = masks[f]!;
+    if (mask === 0) continue;
+    const count = popcount(mask);
+    let prox = 255;
+    if (count > 1) prox = 255 - Math.min(255, windowSpan(pos, mask, f, T, F) - (count - 1));
+    let exact = 0;
+    if (checkExact && count === T && texts[f]) exact = isExact(pos, f, T, F, tokMin, texts[f]!, d, arrayField[f]!) ? 1 : 0;
+    const key = fieldKey(count, prox, weights[f]!, exact);
+    if (key > best) {
+      best = key;
+      bestProx = prox;
+      bestWeight = weights[f]!;
+      bestExact = exact;
+    }
+  }
+  return fieldPart(bestProx, bestWeight, bestExact);
 }
 
 const NO_THRESHOLD = () => -Infinity;
@@ -564,8 +289,8 @@ const TAAT_MIN_SHARE = 8;
 /**
  * Accumulator buffers reused from query to query, grown on demand. Between queries they
  * are clean (tok and fmask 0, cost 255): a query clears exactly the entries it touched as
- * it reads them, instead of filling the whole range up front, which on a 1M-document
- * segment was 5-14 MB of memset per query whatever the number of hits. `inUse` marks a
+ * it reads them, instead of filling the whole range up front (megabytes per query on a
+ * large segment, whatever the number of hits). `inUse` marks a
  * query in progress: a query that threw half-way leaves the buffers dirty, and the next
  * one then cleans them in full.
  */
@@ -680,22 +405,9 @@ function matchTaat(
     }
     if (held !== all) continue;
     if ((allow !== null && allow[d] === 0) || (exclude !== null && exclude[d] === 1) || (seen !== null && seen[d] === 1) || isDeleted(deleted, d)) continue;
-    let fieldsMatched = 0;
-    let maxCount = 0;
-    let maxWeight = 0;
-    for (let f = 0; f < F; f++) {
-      const m = masks[f]!;
-      if (m === 0) continue;
-      fieldsMatched++;
-      const count = popcount(m);
-      if (count > maxCount) {
-        maxCount = count;
-        maxWeight = weights[f]!;
-      } else if (count === maxCount && weights[f]! > maxWeight) maxWeight = weights[f]!;
-    }
-    const base = T * TOK_SHIFT + (255 - Math.min(255, typoCost)) * TYPO_SHIFT + Math.min(63, fieldsMatched) * FIELDS_SHIFT;
-    const upper = base + 255 * PROX_SHIFT + Math.min(255, maxWeight) * WEIGHT_SHIFT + EXACT_SHIFT;
-    if (upper < threshold()) {
+    const cov = coverage(masks, weights);
+    const base = baseScore(T, typoCost, cov >>> 8);
+    if (upperScore(base, cov & 255) < threshold()) {
       onMatch(d, base); // counted, but it cannot reach the page
       continue;
     }
@@ -704,30 +416,10 @@ function matchTaat(
       for (const tc of cursors[t]!) {
         const c = tc.cursor;
         if (c.doc < d) c.advance(d);
-        if (c.doc === d) pos.add(t * F + tc.field, c);
+        if (c.doc === d) pos.add(t * F + tc.field, c, tc.cost === 0);
       }
     }
-    let best = -1;
-    let bestProx = 0;
-    let bestWeight = 0;
-    let bestExact = 0;
-    for (let f = 0; f < F; f++) {
-      const mask = masks[f]!;
-      if (mask === 0) continue;
-      const count = popcount(mask);
-      let prox = 255;
-      if (count > 1) prox = 255 - Math.min(255, windowSpan(pos, mask, f, T, F) - (count - 1));
-      let exact = 0;
-      if (input.prioritizeExact && full && count === T && texts[f]) exact = isExact(pos, f, T, F, tokMin, texts[f]!, d, arrayField[f]!) ? 1 : 0;
-      const key = count * 2 ** 24 + prox * 2 ** 16 + weights[f]! * 2 + exact;
-      if (key > best) {
-        best = key;
-        bestProx = prox;
-        bestWeight = weights[f]!;
-        bestExact = exact;
-      }
-    }
-    onMatch(d, base + bestProx * PROX_SHIFT + Math.min(255, bestWeight) * WEIGHT_SHIFT + bestExact * EXACT_SHIFT);
+    onMatch(d, base + bestField(pos, masks, T, weights, input.prioritizeExact && full, tokMin, texts, d, arrayField));
   }
   pool.inUse = false;
   return true;
@@ -813,7 +505,7 @@ function matchOneToken(
   // Newest first: equal scores are ordered by seq, newest first (the default sort's last
   // clause), so walking down lets the top k fill with the winners at once and turns the
   // rest away at the first comparison; walking up, every tie would displace the heap's
-  // root (on a word in 938k of 1M documents, ~900k heap updates).
+  // root (a common word would cost a heap update per document).
   for (let i = count - 1; i >= 0; i--) {
     const d = order !== null ? order[i]! : lo + i;
     const mask = fmask[d]!;
@@ -824,9 +516,9 @@ function matchOneToken(
     cost[d] = 255;
     if ((allow !== null && allow[d] === 0) || (exclude !== null && exclude[d] === 1) || (seen !== null && seen[d] === 1) || isDeleted(deleted, d)) continue;
     let fieldsMatched = 0;
+    let best = -1;
     let bestWeight = 0;
     let bestExact = 0;
-    let best = -1;
     for (let f = 0; f < F; f++) {
       if ((mask & (1 << f)) === 0) continue;
       fieldsMatched++;
@@ -839,26 +531,17 @@ function matchOneToken(
           exact = a < ti.lengths.offsets[d + 1]! && ti.lengths.values[a] === 1 ? 1 : 0;
         }
       }
-      const key = weights[f]! * 2 + exact;
+      const key = fieldKey(1, 255, weights[f]!, exact);
       if (key > best) {
         best = key;
         bestWeight = weights[f]!;
         bestExact = exact;
       }
     }
-    onMatch(
-      d,
-      TOK_SHIFT + (255 - typo) * TYPO_SHIFT + 255 * PROX_SHIFT + Math.min(255, bestWeight) * WEIGHT_SHIFT + bestExact * EXACT_SHIFT + Math.min(63, fieldsMatched) * FIELDS_SHIFT,
-    );
+    onMatch(d, baseScore(1, typo, fieldsMatched) + fieldPart(255, bestWeight, bestExact));
   }
   pool.inUse = false;
   return true;
-}
-
-function popcount(x: number): number {
-  x = x - ((x >>> 1) & 0x55555555);
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }
 
 const winSlots = new Int32Array(32);
@@ -898,15 +581,17 @@ function isExact(pos: DocPositions, f: number, T: number, F: number, tokMin: Int
     const a = ti.lengths.offsets[d]!;
     return a < ti.lengths.offsets[d + 1]! && ti.lengths.values[a] === 1;
   }
-  const first = pos.buf[f]!;
-  for (let i = 0; i < pos.len[f]!; i++) {
+  // (the positions of candidates without typos only)
+  const X = pos.exact;
+  const first = pos.buf[X + f]!;
+  for (let i = 0; i < pos.len[X + f]!; i++) {
     const p = first[i]!;
     if (p % ELEMENT_SHIFT !== 0) continue;
     const el = Math.floor(p / ELEMENT_SHIFT);
     const lo = ti.lengths.offsets[d]!;
     if (lo + el >= ti.lengths.offsets[d + 1]! || ti.lengths.values[lo + el] !== T) continue;
     let ok = true;
-    for (let t = 1; t < T && ok; t++) ok = pos.has(t * F + f, p + t);
+    for (let t = 1; t < T && ok; t++) ok = pos.has(X + t * F + f, p + t);
     if (ok) return true;
   }
   return false;

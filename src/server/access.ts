@@ -56,7 +56,7 @@ const REFUSALS = {
 
 /** A collection name together with the collection it stands for, when it is an alias. */
 export function target(engine: Engine, name: string): { name: string; target?: string } {
-  const t = engine.store.aliases.get(name);
+  const t = engine.aliasTarget(name);
   return t === undefined ? { name } : { name, target: t };
 }
 

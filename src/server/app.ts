@@ -20,8 +20,7 @@ import { SERVER_DEFAULTS, SERVE_DEFAULTS } from '../defaults.js';
 import { FathomError } from '../errors.js';
 import { stringifyJson } from '../json.js';
 import type { Engine } from '../engine.js';
-import type { SearchScope } from '../search/scope.js';
-import { Authenticator } from '../keys/auth.js';
+import type { SearchScope } from '../query/scope.js';
 import { authHook } from './access.js';
 import { installJsonParsers } from './body.js';
 import { Importer } from './importer.js';
@@ -127,7 +126,7 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
   app.server.on('checkExpectation', refuseExpectation);
 
   const engine = opts.engine;
-  const auth = new Authenticator(engine.store, opts.apiKey);
+  const auth = engine.authenticator(opts.apiKey);
   const stats = new RequestStats();
   let compacting: Promise<CompactReport> = Promise.resolve(undefined as unknown as CompactReport);
   const ctx: ServerContext = {

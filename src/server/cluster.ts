@@ -59,8 +59,8 @@ export interface RunningCluster {
 /** Runs in the primary: forks `processes` workers and keeps them up until stop(). */
 export async function startCluster(opts: ServeOptions, processes: number, exec?: { file: string; args: string[] }): Promise<RunningCluster> {
   const log = primaryLog(opts.logLevel ?? 'info');
-  const engine = Engine.open(opts.dataDir, { merges: 'worker' });
-  const cancelPurge = schedulePurge(engine.store, (e) => log('error', 'purging expired keys failed', { err: String(e) }));
+  const engine = Engine.open(opts.dataDir, { merges: 'worker', log: { warn: (fields, msg) => log('warn', msg, { ...fields, err: String(fields.err) }), error: (fields, msg) => log('error', msg, { ...fields, err: String(fields.err) }) } });
+  const cancelPurge = schedulePurge(engine, (e) => log('error', 'purging expired keys failed', { err: String(e) }));
   const analytics = opts.analytics?.enabled ? await openAnalytics(engine, opts.dataDir, opts.analytics, { owner: true, log }) : undefined;
   if (exec) cluster.setupPrimary({ exec: exec.file, args: exec.args });
   const { logStream: _ignored, ...workerOpts } = opts;
@@ -266,4 +266,3 @@ export async function runClusterWorker(): Promise<void> {
   });
   await server.stop();
 }
-

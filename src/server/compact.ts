@@ -25,7 +25,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Engine } from '../engine.js';
 import { FathomError } from '../errors.js';
-import { copyEnvironment, dataFileBytes, removeStaleCopies, swapDataFile } from '../storage/copy.js';
+import { dataFileBytes, removeStaleCopies, swapDataFile } from '../storage/copy.js';
 import { OPERATIONS_DEFAULTS } from '../defaults.js';
 import type { ServerContext } from './context.js';
 
@@ -73,9 +73,9 @@ export function processParticipant(ctx: ServerContext, except: number, quietMs =
       await ctx.importer.close();
       await ctx.engine.suspend();
     },
-    closeEnv: () => ctx.engine.store.closeEnv(),
+    closeEnv: () => ctx.engine.closeEnvironment(),
     openEnv: async () => {
-      ctx.engine.store.openEnv();
+      ctx.engine.openEnvironment();
       goOn();
     },
     release: async () => goOn(),
@@ -86,9 +86,9 @@ export function processParticipant(ctx: ServerContext, except: number, quietMs =
 export function engineParticipant(engine: Engine): Participant {
   return {
     hold: () => engine.suspend(),
-    closeEnv: () => engine.store.closeEnv(),
+    closeEnv: () => engine.closeEnvironment(),
     openEnv: async () => {
-      engine.store.openEnv();
+      engine.openEnvironment();
       engine.resume();
     },
     release: async () => engine.resume(),
@@ -108,7 +108,7 @@ export async function compact(engine: Engine, participants: Participant[]): Prom
     let copy = fresh();
     try {
       const since = engine.lastTxnId();
-      await copyEnvironment(engine.store, copy);
+      await engine.copyEnvironment(copy);
       const held: Participant[] = [];
       try {
         for (const p of participants) {
@@ -128,7 +128,7 @@ export async function compact(engine: Engine, participants: Participant[]): Prom
         // writes are held everywhere now: this copy is current
         fs.rmSync(copy, { recursive: true, force: true });
         copy = fresh();
-        await copyEnvironment(engine.store, copy);
+        await engine.copyEnvironment(copy);
       }
       for (const p of participants) await p.closeEnv();
       try {

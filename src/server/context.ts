@@ -3,7 +3,7 @@
  */
 import type { Analytics } from '../analytics/analytics.js';
 import type { Engine } from '../engine.js';
-import type { SearchScope } from '../search/scope.js';
+import type { SearchScope } from '../query/scope.js';
 import type { Authenticator } from '../keys/auth.js';
 import type { Importer } from './importer.js';
 import type { RequestGate } from './gate.js';

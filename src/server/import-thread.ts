@@ -12,10 +12,12 @@
  * the threads of a process) with merges off; the serving thread is told after every
  * batch so that its engine schedules merges as usual.
  *
- * Protocol (one thread serves any number of concurrent imports, by id):
- *   in:  {type:'start', id, collection, opts} {type:'chunk', id, data} {type:'end', id}
- *   out: {type:'pull', id}  {type:'lines', id, text}  {type:'batch', id, collection}
- *        {type:'done', id}  {type:'failed', id, code, message}
+ * Protocol, through src/worker-client.ts (one thread serves any number of concurrent
+ * imports, each a call with its own id):
+ *   call:    {type:'start', id, collection, opts}
+ *   events:  {id, event:'pull'}  {id, event:'lines', text}  {id, event:'batch', collection}
+ *   reply:   {id}, or {id, error, code} when the import failed as a whole
+ *   posted:  {type:'chunk', id, data}  {type:'end', id}  {type:'abort', id}
  * The thread pulls one chunk at a time, so a slow client or a slow reader of results
  * holds the import back instead of filling memory.
  */
@@ -31,12 +33,10 @@ export type ToImportThread =
   | { type: 'end'; id: number }
   | { type: 'abort'; id: number };
 
-export type FromImportThread =
-  | { type: 'pull'; id: number }
-  | { type: 'lines'; id: number; text: string }
-  | { type: 'batch'; id: number; collection: string }
-  | { type: 'done'; id: number }
-  | { type: 'failed'; id: number; code: string; message: string };
+/** The events of an import, before its reply. */
+export type ImportEvent = { id: number; event: 'pull' } | { id: number; event: 'lines'; text: string } | { id: number; event: 'batch'; collection: string };
+
+type FromImportThread = ImportEvent | { id: number } | { id: number; error: string; code: string };
 
 /** Niceness of this thread (Linux applies it per thread): searches win the CPU over imports. */
 const IMPORT_THREAD_NICENESS = 10;
@@ -57,7 +57,7 @@ if (parentPort) {
     for (;;) {
       const chunk = await new Promise<Uint8Array | null | Error>((resolve) => {
         waiting.set(id, resolve);
-        send({ type: 'pull', id });
+        send({ id, event: 'pull' });
       });
       if (chunk === null) return;
       if (chunk instanceof Error) throw chunk;
@@ -69,7 +69,7 @@ if (parentPort) {
     let pending: string[] = [];
     const flush = () => {
       if (pending.length === 0) return;
-      send({ type: 'lines', id, text: pending.join('\n') });
+      send({ id, event: 'lines', text: pending.join('\n') });
       pending = [];
     };
     try {
@@ -80,7 +80,7 @@ if (parentPort) {
           ...opts,
           afterBatch: () => {
             flush();
-            send({ type: 'batch', id, collection });
+            send({ id, event: 'batch', collection });
           },
         },
         (line) => {
@@ -88,11 +88,11 @@ if (parentPort) {
         },
       );
       flush();
-      send({ type: 'done', id });
+      send({ id });
     } catch (e) {
       flush();
       const fe = e instanceof FathomError ? e : undefined;
-      send({ type: 'failed', id, code: fe?.code ?? 'INTERNAL', message: fe?.message ?? String((e as Error)?.message ?? e) });
+      send({ id, code: fe?.code ?? 'INTERNAL', error: fe?.message ?? String((e as Error)?.message ?? e) });
     } finally {
       waiting.delete(id);
     }

@@ -5,9 +5,8 @@
  * got, so a bad request answers 400 with a precise message before the engine is called.
  */
 import { FathomError } from '../errors.js';
-import { parseFieldList } from '../io/project.js';
-import type { DirtyValues } from '../document/document.js';
-import type { WriteAction } from '../collection/writer.js';
+import { parseFieldList } from '../query/fields.js';
+import { DIRTY_VALUES, WRITE_ACTIONS, type DirtyValues, type WriteAction } from '../defaults.js';
 
 export type Query = Record<string, string | string[] | undefined>;
 
@@ -42,8 +41,8 @@ export function int(q: Query, name: string, dflt: number, min: number, max: numb
   return n;
 }
 
-const ACTIONS: readonly WriteAction[] = ['create', 'upsert', 'update', 'emplace'];
-const DIRTY: readonly DirtyValues[] = ['coerce_or_reject', 'coerce_or_drop', 'drop', 'reject'];
+const ACTIONS = WRITE_ACTIONS;
+const DIRTY = DIRTY_VALUES;
 
 export function writeAction(q: Query): WriteAction {
   const v = one(q, 'action');

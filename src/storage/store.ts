@@ -144,7 +144,8 @@ export interface OpenOptions {
   /**
    * Short-lived processes (`fathom search`): hold one read transaction until close
    * and read index segments straight from the memory map instead of copying them, so that a
-   * cold query touches only the pages it needs (on 1M documents the copy alone was 100 ms).
+   * cold query touches only the pages it needs (copying a large segment whole costs more
+   * than the rest of a search).
    * Safe because LMDB never reuses a page a live read transaction can see, and segments are
    * immutable (ids are never reused): a segment found in the pinned snapshot has the same
    * bytes in every later one. Default false (a long-lived process must not pin old pages).

@@ -17,7 +17,7 @@
  * for highlighting. A property test checks they always agree.
  */
 import { createRequire } from 'node:module';
-import { grown } from '../index/codec.js';
+import { grown } from '../arrays.js';
 import { INPUT_LIMITS } from '../defaults.js';
 
 export interface TokenizerOptions {

@@ -26,7 +26,7 @@ function hnswlib(): HnswLib {
   return lib;
 }
 import type { Store } from '../storage/store.js';
-import { noSpaceIn, transaction } from '../storage/diskfull.js';
+import { noSpaceIn } from '../storage/diskfull.js';
 import type { Field } from '../schema/schema.js';
 import { HNSW_DEFAULTS } from '../defaults.js';
 import { allVectors, changesSince, getVector, pruneLog, readEpoch } from './vecstore.js';

@@ -9,7 +9,7 @@
  * or `field:([])` to carry options while `q` is embedded). Errors name the problem.
  */
 import { FathomError } from '../errors.js';
-import { grown } from '../index/codec.js';
+import { grown } from '../arrays.js';
 import { isJsonSpace } from '../json.js';
 
 export interface VectorQuery {

@@ -19,7 +19,7 @@ export class ImagePreparer {
 
   /** @param workerPath the compiled worker (default: image-worker.js beside this module, when it exists); false: always inline */
   constructor(workerPath?: string | false) {
-    if (workerPath !== false) this.worker = new WorkerClient(workerPath ?? new URL('./image-worker.js', import.meta.url));
+    if (workerPath !== false) this.worker = new WorkerClient(workerPath ?? new URL('./image-worker.js', import.meta.url), { label: 'image thread' });
   }
 
   async prepare(images: unknown[], spec: PreprocessSpec): Promise<PreparedImages> {

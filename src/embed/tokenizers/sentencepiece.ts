@@ -256,10 +256,8 @@ export interface SentencePieceOptions {
   maxCharsPerToken: number;
 }
 
-// eslint-disable-next-line no-control-regex
 const DROPPED = /[\u0001-\u0008\u000B\u000E-\u001F\u007F\u008F\u009F]/g;
 const TO_SPACE = /[\u0009\u000A\u000C\u000D\u00A0\u1680\u2000-\u200F\u2028\u2029\u202F\u205F\u2581\u3000\uFEFF\uFFFD]/g;
-// eslint-disable-next-line no-control-regex
 const PLAIN_ASCII = /^[\u0020-\u007e]*$/;
 
 /** The `nmt_nfkc` normalisation (without whitespace collapsing). */

@@ -34,7 +34,6 @@ const CONTROL = /^[\p{Cc}\p{Cf}\p{Co}\p{Cs}]$/u;
 const WHITESPACE = /^\s$/u;
 const PUNCTUATION = /^\p{P}$/u;
 const COMBINING = /\p{Mn}/gu;
-// eslint-disable-next-line no-control-regex
 const NON_ASCII = /[^\u0000-\u007f]/;
 
 // ASCII classes: 1 whitespace, 2 control (dropped), 3 punctuation or symbol, 0 word character.

@@ -4,7 +4,6 @@
 import type { FastifyInstance } from 'fastify';
 import { FathomError } from '../../errors.js';
 import { isPlainObject } from '../../json.js';
-import { createKey, deleteKey, getKey, listKeys } from '../../keys/keys.js';
 import { collectionAllowed } from '../../keys/scope.js';
 import { authorize } from '../access.js';
 import type { ServerContext } from '../context.js';
@@ -35,11 +34,11 @@ export function aliasRoutes(app: FastifyInstance, ctx: ServerContext): void {
 }
 
 export function keyRoutes(app: FastifyInstance, ctx: ServerContext): void {
-  const { store } = ctx.engine;
-  app.post('/keys', { config: { auth: { action: 'keys:create' } } }, async (req, reply) => reply.code(201).send(await createKey(store, req.body)));
-  app.get('/keys', { config: { auth: { action: 'keys:list' } } }, async () => ({ keys: listKeys(store) }));
-  app.get<{ Params: I }>('/keys/:id', { config: { auth: { action: 'keys:get' } } }, async (req) => getKey(store, req.params.id));
-  app.delete<{ Params: I }>('/keys/:id', { config: { auth: { action: 'keys:delete' } } }, async (req) => deleteKey(store, req.params.id));
+  const { engine } = ctx;
+  app.post('/keys', { config: { auth: { action: 'keys:create' } } }, async (req, reply) => reply.code(201).send(await engine.createKey(req.body)));
+  app.get('/keys', { config: { auth: { action: 'keys:list' } } }, async () => ({ keys: engine.listKeys() }));
+  app.get<{ Params: I }>('/keys/:id', { config: { auth: { action: 'keys:get' } } }, async (req) => engine.getKey(req.params.id));
+  app.delete<{ Params: I }>('/keys/:id', { config: { auth: { action: 'keys:delete' } } }, async (req) => engine.deleteKey(req.params.id));
 }
 
 export function stopwordRoutes(app: FastifyInstance, ctx: ServerContext): void {

@@ -15,7 +15,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { FathomError } from '../../errors.js';
 import { isPlainObject } from '../../json.js';
 import { collectionAllowed } from '../../keys/scope.js';
-import { deleteRule, getRule, listRules, putRule, ruleCollections, ruleIndex, type AnalyticsRule } from '../../analytics/rules.js';
+import { ruleCollections, type AnalyticsRule } from '../../analytics/rules.js';
 import { userKey } from '../../analytics/query.js';
 import type { SearchAnswer } from '../../analytics/analytics.js';
 import { authorize, target } from '../access.js';
@@ -69,7 +69,6 @@ export async function recordMultiSearch(ctx: ServerContext, req: FastifyRequest,
 
 export function analyticsRoutes(app: FastifyInstance, ctx: ServerContext): void {
   const { engine, auth } = ctx;
-  const store = engine.store;
   const allowRule = (req: FastifyRequest, action: string, rule: AnalyticsRule) =>
     authorize(auth, req, { action, collections: ruleCollections(rule).map((c) => target(engine, c)) });
 
@@ -78,29 +77,29 @@ export function analyticsRoutes(app: FastifyInstance, ctx: ServerContext): void 
     if (!isPlainObject(body)) throw new FathomError('BAD_REQUEST', 'an analytics rule must be a JSON object with `name`, `type` and `params`');
     if (typeof body.name !== 'string' || body.name === '') throw new FathomError('BAD_REQUEST', 'an analytics rule needs a `name` (a non-empty string)');
     authorizeBody(req, body);
-    return reply.code(201).send(await putRule(store, body.name, body, { create: true }));
+    return reply.code(201).send(await engine.putAnalyticsRule(body.name, body, { create: true }));
   });
 
   app.put<{ Params: N }>('/analytics/rules/:name', { config: { auth: { action: 'analytics/rules:create' } } }, async (req) => {
     authorizeBody(req, req.body);
-    return putRule(store, req.params.name, req.body);
+    return engine.putAnalyticsRule(req.params.name, req.body);
   });
 
   app.get('/analytics/rules', { config: { auth: { action: 'analytics/rules:list' } } }, async (req) => {
     const scope = req.principal!.scope.collections;
-    const rules = listRules(store);
+    const rules = engine.listAnalyticsRules();
     return { rules: scope.includes('*') ? rules : rules.filter((r) => ruleCollections(r).every((c) => collectionAllowed(scope, c))) };
   });
 
   app.get<{ Params: N }>('/analytics/rules/:name', { config: { auth: { action: 'analytics/rules:get' } } }, async (req) => {
-    const rule = getRule(store, req.params.name);
+    const rule = engine.getAnalyticsRule(req.params.name);
     allowRule(req, 'analytics/rules:get', rule);
     return rule;
   });
 
   app.delete<{ Params: N }>('/analytics/rules/:name', { config: { auth: { action: 'analytics/rules:delete' } } }, async (req) => {
-    allowRule(req, 'analytics/rules:delete', getRule(store, req.params.name));
-    return deleteRule(store, req.params.name);
+    allowRule(req, 'analytics/rules:delete', engine.getAnalyticsRule(req.params.name));
+    return engine.deleteAnalyticsRule(req.params.name);
   });
 
   app.post('/analytics/events', { config: { auth: { action: 'analytics/events:create' } } }, async (req, reply) => {
@@ -109,8 +108,8 @@ export function analyticsRoutes(app: FastifyInstance, ctx: ServerContext): void 
     const body = req.body;
     // The key must cover the collection the event's rule writes to.
     const name = isPlainObject(body) ? body.name : undefined;
-    const hit = typeof name === 'string' ? ruleIndex(store).byEvent.get(name) : undefined;
-    if (hit) authorize(auth, req, { action: 'analytics/events:create', collections: [target(engine, hit.rule.params.destination.collection)] });
+    const rule = typeof name === 'string' ? engine.analyticsRuleOfEvent(name) : undefined;
+    if (rule) authorize(auth, req, { action: 'analytics/events:create', collections: [target(engine, rule.params.destination.collection)] });
     await a.recordEvent(body);
     return reply.code(201).send({ ok: true });
   });

@@ -16,13 +16,10 @@
  * `data: [DONE]`. A failure before that is an ordinary `{"message"}` error; a failure
  * during the stream ends it with `event: error` and `data: {"message": ...}` (nothing stored).
  */
-import type { SearchScope } from '../../search/scope.js';
+import type { SearchScope } from '../../query/scope.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isPlainObject, stringifyJson } from '../../json.js';
-import { conversationModels } from '../../conversation/models.js';
-import { deleteConversation, getConversation, listConversations, updateConversation } from '../../conversation/history.js';
 import { conversationRequest, converse, wantsConversation } from '../../conversation/rag.js';
-import { nlSearchModels } from '../../nlsearch/nlsearch.js';
 import { toHttpError } from '../errors.js';
 import type { ServerContext } from '../context.js';
 import { withoutKeys, type Query } from '../params.js';
@@ -32,20 +29,20 @@ type I = { id: string };
 const auth = (action: string) => ({ config: { auth: { action } } });
 
 export function conversationRoutes(app: FastifyInstance, ctx: ServerContext): void {
-  const { store } = ctx.engine;
-  const models = conversationModels(store);
+  const { engine } = ctx;
+  const models = engine.conversationModels();
   app.post('/conversations/models', auth('conversations/models:create'), async (req) => models.create(req.body));
   app.get('/conversations/models', auth('conversations/models:list'), async () => models.list());
   app.get<{ Params: I }>('/conversations/models/:id', auth('conversations/models:get'), async (req) => models.get(req.params.id));
   app.put<{ Params: I }>('/conversations/models/:id', auth('conversations/models:update'), async (req) => models.update(req.params.id, req.body));
   app.delete<{ Params: I }>('/conversations/models/:id', auth('conversations/models:delete'), async (req) => models.delete(req.params.id));
 
-  app.get('/conversations', auth('conversations:list'), async () => ({ conversations: listConversations(store) }));
-  app.get<{ Params: I }>('/conversations/:id', auth('conversations:get'), async (req) => getConversation(store, req.params.id));
-  app.put<{ Params: I }>('/conversations/:id', auth('conversations:update'), async (req) => updateConversation(store, req.params.id, req.body));
-  app.delete<{ Params: I }>('/conversations/:id', auth('conversations:delete'), async (req) => deleteConversation(store, req.params.id));
+  app.get('/conversations', auth('conversations:list'), async () => ({ conversations: engine.listConversations() }));
+  app.get<{ Params: I }>('/conversations/:id', auth('conversations:get'), async (req) => engine.getConversation(req.params.id));
+  app.put<{ Params: I }>('/conversations/:id', auth('conversations:update'), async (req) => engine.updateConversation(req.params.id, req.body));
+  app.delete<{ Params: I }>('/conversations/:id', auth('conversations:delete'), async (req) => engine.deleteConversation(req.params.id));
 
-  const nl = nlSearchModels(store);
+  const nl = engine.nlSearchModels();
   app.post('/nl_search_models', auth('nl_search_models:create'), async (req) => nl.create(req.body));
   app.get('/nl_search_models', auth('nl_search_models:list'), async () => nl.list());
   app.get<{ Params: I }>('/nl_search_models/:id', auth('nl_search_models:get'), async (req) => nl.get(req.params.id));

@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { FathomError } from '../../errors.js';
 import type { Principal } from '../../keys/auth.js';
-import { hiddenBy, scopeOf } from '../../search/scope.js';
+import { hiddenBy, scopeOf } from '../../query/scope.js';
 import { presentedKey } from '../access.js';
 import type { ServerContext } from '../context.js';
 

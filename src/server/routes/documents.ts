@@ -12,7 +12,6 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DELETE_BATCH_SIZE, IMPORT_BATCH_SIZE, MAX_IMPORT_BATCH_SIZE, SERVE_DEFAULTS } from '../../defaults.js';
 import { FathomError } from '../../errors.js';
-import { stringifyJson } from '../../json.js';
 import { installStreamParsers } from '../body.js';
 import type { ServerContext } from '../context.js';
 import { bool, dirtyValues, fieldList, int, one, writeAction, type Query } from '../params.js';

@@ -3,14 +3,14 @@
  *
  * A scoped search key's embedded parameters are forced onto every search here
  * (src/keys/scoped.ts `applyEmbedded`); its filter and field bounds travel apart from the
- * request's parameters, as a scope the search enforces on parsed trees (src/search/scope.ts),
+ * request's parameters, as a scope the search enforces on parsed trees (src/query/scope.ts),
  * so no request text can widen what the key may see.
  */
 import type { FastifyInstance } from 'fastify';
 import { FathomError } from '../../errors.js';
 import { isPlainObject, stringifyJson } from '../../json.js';
 import { applyEmbedded } from '../../keys/scoped.js';
-import type { SearchScope } from '../../search/scope.js';
+import type { SearchScope } from '../../query/scope.js';
 import { SEARCH_ACTION } from '../../keys/keys.js';
 import { authorize, target } from '../access.js';
 import type { ServerContext } from '../context.js';

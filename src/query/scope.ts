@@ -23,10 +23,11 @@
  * documents its visible documents reference.
  */
 import { FathomError } from '../errors.js';
-import { parseFieldList, project, type Projection } from '../io/project.js';
-import { parseFilter, type FilterNode } from '../query/filter.js';
-import type { SearchParams } from '../query/params.js';
-import type { SortClause } from '../query/sort.js';
+import { project, type Projection } from '../io/project.js';
+import { parseFieldList } from './fields.js';
+import { parseFilter, type FilterNode } from './filter.js';
+import type { SearchParams } from './params.js';
+import type { SortClause } from './sort.js';
 import type { Schema } from '../schema/schema.js';
 
 /** The parts of a scoped key that bound what a search sees (absent: nothing bounded). */

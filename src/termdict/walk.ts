@@ -1,5 +1,5 @@
 /**
- * Term expansion: which dictionary terms stand for a query token, and at what typo cost.
+ * termdict/walk.ts: which dictionary terms stand for a query token, and at what typo cost.
  *
  * Typo matching walks the sorted term table as if it were a trie, carrying one row of
  * the edit-distance table per depth (Levenshtein with adjacent transpositions counted as
@@ -24,30 +24,25 @@
  *   query "lnux", 1 typo, node "x" (row 1 1 2 ..): cells 0 and 1 are at 1, so only the
  *   terms "x" + "lnux" and "x" + "nux" can match; no node below "x" is visited
  *
- * On the HTTP benchmark's typo-heavy queries a 2-typo walk of the 36k-term name
- * dictionary visited ~3,000 nodes and took ~540 us, nearly all of it binary searches at
- * depths 2 and 3; looking continuations up whole, and depth 2's children in the head
- * index, brought the mean query from 1.43 to ~1.0 ms.
- *
  * Most spent nodes are at depths 2 and 3 (every two-letter start is within two edits of
  * the query's), and there the walk only records them: once it is done, each continuation
  * is looked up once for all of them in the table's tails index (spentAtDepth). And the
  * children of a node whose label is none of the query characters their row compares share
- * one row, so runs of them are skipped or recorded at once (foreignChildren). Replaying
- * that benchmark's 16,282 walks: the 2-typo walks took 2,007 ms before these two, ~860 ms
- * after; the engine-only query rate went from ~925 to ~1,560 searches/s.
+ * one row, so runs of them are skipped or recorded at once (foreignChildren).
  * (Idea after Steve Hanov's "Fast and Easy Levenshtein distance using a Trie".)
  *
  * Once a table is warm, a walk is split in two narrow ones instead (forwardBackward,
- * forwardTails): the query's start within one edit less than the budget, and its end
- * exactly, from the ends of the terms (a reversed table) or at the offsets where it can
- * sit (the tails index). Replayed, all the benchmark's walks then take 0.74x (2 typos) and
- * 0.57x (1 typo) the time, with identical results.
+ * forwardTails; Mihov and Schulz's forward/backward dictionary): the query's start within
+ * one edit less than the budget, and its end exactly, from the ends of the terms (a
+ * reversed table) or at the offsets where it can sit (the tails index). Every variant
+ * reports exactly the terms the plain walk reports (test/search.test.ts checks them
+ * against test/edit-distance.ts).
  *
  * Hot: runs once per query token, field and segment whenever typos are allowed; the walk
  * is a module-level function over typed arrays so that it stays optimised.
  */
-import { grown, type HeadIndex, type StringTable } from '../index/codec.js';
+import { grown } from '../arrays.js';
+import type { HeadIndex, StringTable } from './table.js';
 
 export type Emit = (termIndex: number, cost: number) => void;
 export type EmitRange = (lo: number, hi: number, cost: number) => void;
@@ -813,25 +808,4 @@ export function allowedTypos(token: string, numTypos: number, minLen1: number, m
   if (len >= minLen2) return Math.min(2, numTypos);
   if (len >= minLen1) return Math.min(1, numTypos);
   return 0;
-}
-
-/** Plain OSA distance (reference implementation for tests). */
-export function editDistance(a: string, b: string): number {
-  const m = a.length;
-  const n = b.length;
-  const d: number[][] = Array.from({ length: m + 1 }, (_, i) => {
-    const r = new Array<number>(n + 1).fill(0);
-    r[0] = i;
-    return r;
-  });
-  for (let j = 0; j <= n; j++) d[0]![j] = j;
-  for (let i = 1; i <= m; i++) {
-    for (let j = 1; j <= n; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
-      d[i]![j] = v;
-    }
-  }
-  return d[m]![n]!;
 }

@@ -1,0 +1,110 @@
+/**
+ * The search parameters, declared once: name, kind, default, range and one line of doc.
+ * This table drives the parsing (params.ts reads defaults and ranges from it), the flags
+ * of `fathom search` (and `--help`), and the parameter list in README.md (between the
+ * `search-parameters` markers; `npm run docs` rewrites it and a test checks it), so the
+ * three cannot drift apart. Defaults themselves live in src/defaults.ts.
+ */
+import { SEARCH_DEFAULTS, VECTOR_DEFAULTS } from '../defaults.js';
+
+export type ParameterKind =
+  /** free text */
+  | 'text'
+  /** a comma-separated list of field names */
+  | 'fields'
+  /** a whole number within [min, max] */
+  | 'int'
+  /** a number within [min, max] */
+  | 'number'
+  /** true / false (also 1 / 0) */
+  | 'bool'
+  /** one value, or one per query_by field */
+  | 'per-field';
+
+export interface SearchParameter {
+  name: string;
+  kind: ParameterKind;
+  /** The default, when there is one (from src/defaults.ts). */
+  default?: string | number | boolean;
+  min?: number;
+  max?: number;
+  /** One line: what it does. */
+  doc: string;
+  /** A `--kebab-case` flag of `fathom search` (q is `-q`; the rest go through --param). */
+  flag?: boolean;
+}
+
+const D = SEARCH_DEFAULTS;
+
+export const SEARCH_PARAMETERS: readonly SearchParameter[] = [
+  { name: 'q', kind: 'text', doc: 'the query: words, "quoted phrases" (adjacent, no typos), -excluded words; `*` matches every document' },
+  { name: 'query_by', kind: 'fields', doc: 'the fields searched, in order of weight', flag: true },
+  { name: 'query_by_weights', kind: 'text', doc: 'one weight (0-255) per query_by field; default 100, 99, ... by position', flag: true },
+  { name: 'prefix', kind: 'per-field', default: D.prefix, doc: 'match the last word as a prefix (one value, or one per field)', flag: true },
+  { name: 'num_typos', kind: 'per-field', default: D.num_typos, min: 0, max: 2, doc: 'typos allowed per word (one value, or one per field)', flag: true },
+  { name: 'min_len_1typo', kind: 'int', default: D.min_len_1typo, min: 0, max: 1000, doc: 'shortest word allowed one typo', flag: true },
+  { name: 'min_len_2typo', kind: 'int', default: D.min_len_2typo, min: 0, max: 1000, doc: 'shortest word allowed two typos', flag: true },
+  { name: 'typo_tokens_threshold', kind: 'int', default: D.typo_tokens_threshold, min: 0, max: 1e9, doc: 'look for typo matches while fewer documents match', flag: true },
+  { name: 'drop_tokens_threshold', kind: 'int', default: D.drop_tokens_threshold, min: 0, max: 1e9, doc: 'drop words right to left while fewer documents match', flag: true },
+  { name: 'prioritize_exact_match', kind: 'bool', default: D.prioritize_exact_match, doc: 'rank a field that is exactly the query first among equals', flag: true },
+  { name: 'max_candidates', kind: 'int', default: D.max_candidates, min: 1, max: 10000, doc: 'terms considered per word for prefix and typo expansion', flag: true },
+  { name: 'exhaustive_search', kind: 'bool', default: false, doc: 'accepted for compatibility; every candidate is already considered' },
+  { name: 'stopwords', kind: 'text', doc: 'the name of a stopword set whose words are removed from q', flag: true },
+  { name: 'filter_by', kind: 'text', doc: 'a filter, e.g. `section:=games && installed_size:>1000`, joins `$other(...)`', flag: true },
+  { name: 'sort_by', kind: 'text', doc: 'up to three clauses, e.g. `installed_size:desc`, `_text_match`, `_vector_distance`', flag: true },
+  { name: 'facet_by', kind: 'fields', doc: 'facet fields to count values of', flag: true },
+  { name: 'max_facet_values', kind: 'int', default: D.max_facet_values, min: 0, max: 1e6, doc: 'facet values returned per field', flag: true },
+  { name: 'facet_query', kind: 'text', doc: '`field:prefix`: only the facet values with words starting so', flag: true },
+  { name: 'group_by', kind: 'fields', doc: 'facet fields to group hits by', flag: true },
+  { name: 'group_limit', kind: 'int', default: D.group_limit, min: 1, max: 99, doc: 'hits per group', flag: true },
+  { name: 'page', kind: 'int', default: D.page, min: 1, max: 1e9, doc: 'page number, from 1', flag: true },
+  { name: 'per_page', kind: 'int', default: D.per_page, min: 0, max: D.max_per_page, doc: 'hits per page', flag: true },
+  { name: 'offset', kind: 'int', min: 0, max: 1e9, doc: 'hits to skip (instead of page)', flag: true },
+  { name: 'limit', kind: 'int', min: 0, max: D.max_per_page, doc: 'hits to return (instead of per_page)', flag: true },
+  { name: 'include_fields', kind: 'fields', doc: 'the only fields a hit shows (`$other(...)` adds joined fields)', flag: true },
+  { name: 'exclude_fields', kind: 'fields', doc: 'fields a hit leaves out', flag: true },
+  { name: 'highlight_fields', kind: 'fields', doc: 'fields to highlight (default: query_by)', flag: true },
+  { name: 'highlight_full_fields', kind: 'fields', doc: 'fields highlighted whole rather than as snippets', flag: true },
+  { name: 'highlight_affix_num_tokens', kind: 'int', default: D.highlight_affix_num_tokens, min: 0, max: 1000, doc: 'words either side of a match in a snippet', flag: true },
+  { name: 'highlight_start_tag', kind: 'text', default: D.highlight_start_tag, doc: 'put before a highlighted word', flag: true },
+  { name: 'highlight_end_tag', kind: 'text', default: D.highlight_end_tag, doc: 'put after a highlighted word', flag: true },
+  { name: 'snippet_threshold', kind: 'int', default: D.snippet_threshold, min: 0, max: 1e6, doc: 'fields with fewer words are highlighted whole', flag: true },
+  { name: 'enable_highlight_v1', kind: 'bool', default: true, doc: 'accepted for compatibility; both highlight forms are always returned' },
+  { name: 'search_cutoff_ms', kind: 'int', default: D.search_cutoff_ms, min: 0, max: 1e9, doc: 'stop matching after this long and answer with what was found (0: never)', flag: true },
+  { name: 'vector_query', kind: 'text', doc: 'nearest neighbours, e.g. `embedding:([0.1, 0.2], k: 10)`, `embedding:([], id: 42)`', flag: true },
+  { name: 'alpha', kind: 'number', default: VECTOR_DEFAULTS.alpha, min: 0, max: 1, doc: 'the weight of the vector rank in hybrid search', flag: true },
+  { name: 'use_cache', kind: 'bool', default: D.use_cache, doc: 'answer from the search cache while an answer is younger than cache_ttl' },
+  { name: 'cache_ttl', kind: 'int', default: D.cache_ttl, min: 0, max: 2 ** 31 - 1, doc: 'seconds a cached answer is kept' },
+];
+
+const BY_NAME = new Map(SEARCH_PARAMETERS.map((p) => [p.name, p]));
+
+/** A parameter's declaration (a name that is not in the table is a programming error). */
+export function parameter(name: string): SearchParameter {
+  const p = BY_NAME.get(name);
+  if (!p) throw new Error(`no search parameter ${name} in SEARCH_PARAMETERS`);
+  return p;
+}
+
+/** The `fathom search` flags: [flag, description] (description with the default and range). */
+export function searchFlags(): Array<[string, string]> {
+  return SEARCH_PARAMETERS.filter((p) => p.flag).map((p) => [p.name.replace(/_/g, '-'), describe(p)]);
+}
+
+function describe(p: SearchParameter): string {
+  const extra: string[] = [];
+  if (p.min !== undefined && p.max !== undefined && p.max < 1e6) extra.push(`${p.min}-${p.max}`);
+  if (p.default !== undefined && p.default !== '') extra.push(`default ${p.default}`);
+  return extra.length > 0 ? `${p.doc} (${extra.join(', ')})` : p.doc;
+}
+
+/** The README's parameter list (markdown), generated from the table. */
+export function parameterMarkdown(): string {
+  const cell = (s: string) => s.replace(/\|/g, '\\|');
+  const rows = SEARCH_PARAMETERS.map((p) => {
+    const range = p.min !== undefined && p.max !== undefined ? `${p.min}..${p.max >= 1e6 ? '' : p.max}` : '';
+    const dflt = p.default === undefined ? '' : `\`${String(p.default)}\``;
+    return `| \`${p.name}\` | ${cell(dflt)} | ${range} | ${cell(p.doc)} |`;
+  });
+  return ['| parameter | default | range | what it does |', '|---|---|---|---|', ...rows].join('\n');
+}

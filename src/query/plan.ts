@@ -1,0 +1,302 @@
+/**
+ * query/plan.ts: here are a collection and checked parameters, what exactly will the search
+ * do? Every parameter is read here, once, against the schema: the fields searched and how
+ * (weights, prefix, typo budgets per query word), the words of `q` with their phrases and
+ * exclusions, the filter (a scoped key's AND-ed in), the sort, facets, grouping, the page,
+ * joins, and the vector side (`vector_query` or an embedding field in `query_by`). The
+ * search (src/search) then runs the plan against an index snapshot; nothing there parses.
+ *
+ * A plan holds no snapshot: a search that first embeds its query (an await) takes its
+ * snapshot after that, as late as possible.
+ */
+import { FathomError } from '../errors.js';
+import type { Store } from '../storage/store.js';
+import type { Field, Schema } from '../schema/schema.js';
+import { fieldTokenizer, getSchema } from '../collection/catalog.js';
+import { parseFilter } from './filter.js';
+import { compileFilter, type CompiledFilter } from './filter-eval.js';
+import { parseSort, type SortClause } from './sort.js';
+import { parseQ } from './q.js';
+import type { SearchParams } from './params.js';
+import { checkVisible, joinLists, scopedFilter, type SearchScope } from './scope.js';
+import { parseVectorQuery, type VectorQuery } from '../vector/vquery.js';
+import { SEARCH_DEFAULTS } from '../defaults.js';
+import { decorateWithJoins, joinResolver, parseJoinIncludes } from '../join/join.js';
+
+function bad(msg: string): never {
+  throw new FathomError('BAD_PARAMETER', msg);
+}
+
+/** A query_by text field and how it is searched. */
+export interface FieldSpec {
+  field: Field;
+  /** Index of the field in query_by. */
+  index: number;
+  /** 0..255 (query_by_weights, or 100 - position, at least 1). */
+  weight: number;
+  prefix: boolean;
+  numTypos: number;
+}
+
+/** A facet_by field, with the facet_query words that narrow its values. */
+export interface FacetSpec {
+  field: Field;
+  /** facet_query tokens for this field (prefix match on the value's tokens). */
+  query?: string[];
+}
+
+/** The words of `q` after tokenising and stopwords. */
+export interface QueryWords {
+  /** Normalised tokens (base form), at most max_query_tokens. */
+  tokens: string[];
+  /** Groups of token indexes that form quoted phrases. */
+  phrases: number[][];
+  /** Excluded words and phrases (`-word`, `-"a phrase"`). */
+  excluded: string[][];
+  /** [token][field]: the token as that field's dictionary holds it (stemmed, another locale). */
+  forField: string[][];
+  /** [token][field]: typos allowed at most (min_len_1typo / min_len_2typo, num_typos; 0 in a phrase). */
+  typos: number[][];
+  /** [token][field]: matched as a prefix (the last word, unless in a phrase or prefix=false). */
+  prefix: boolean[][];
+  /** Highest typo budget of any token and field: the typo rounds go up to it. */
+  maxTypos: number;
+  /** Token indexes that are words of a phrase (never dropped, never typo-expanded). */
+  inPhrase: Set<number>;
+}
+
+/** What a search needs embedded before it can run (the engine computes it asynchronously). */
+export interface EmbeddingNeed {
+  field: Field;
+  texts: string[];
+  weights?: number[];
+}
+
+/** The vector side of a search as parsed; the query vector itself is found when it runs. */
+export interface VectorSpec {
+  /** The vector field searched. */
+  field: Field;
+  vq?: VectorQuery;
+  /** The embedding field named in query_by, when there is one. */
+  semantic?: Field;
+}
+
+/** A `_vector_query(...)` sort clause's vector. */
+export interface SortVector {
+  field: Field;
+  q: Float32Array;
+}
+
+export interface SearchPlan {
+  store: Store;
+  schema: Schema;
+  params: SearchParams;
+  scope?: SearchScope;
+  fields: FieldSpec[];
+  words: QueryWords;
+  /** Some word survives stopwords and there is a field to match it in. */
+  textual: boolean;
+  /** Every document matches (`*`, only exclusions, or no fields): no text scoring. */
+  wildcard: boolean;
+  /** Every word of `q` was a stopword: nothing matches. */
+  emptyAfterStopwords: boolean;
+  filter?: CompiledFilter;
+  /** sort_by as given, or undefined. */
+  userSort?: SortClause[];
+  /** Per user sort clause, its vector when it is `_vector_query(...)`. */
+  sortVectors: (SortVector | undefined)[];
+  facets: FacetSpec[];
+  groupFields: Field[];
+  /** The page: hits [offset, offset + limit) of the ranking. */
+  offset: number;
+  limit: number;
+  vector?: VectorSpec;
+  embed?: EmbeddingNeed;
+  /** Adds joined fields (`$c(...)` in include_fields) to a hit's document. */
+  decorate?: (doc: Record<string, unknown>, seq: number) => Record<string, unknown>;
+}
+
+/** Typos allowed for a token of this length under the min_len rules. */
+export function allowedTypos(token: string, numTypos: number, minLen1: number, minLen2: number): number {
+  const len = [...token].length;
+  if (len >= minLen2) return Math.min(2, numTypos);
+  if (len >= minLen1) return Math.min(1, numTypos);
+  return 0;
+}
+
+/** Reads every parameter of a search against the collection's schema. */
+export function planSearch(store: Store, collection: string, params: SearchParams, scope?: SearchScope): SearchPlan {
+  const schema = getSchema(store, collection);
+  // the vector side first: what must be embedded is known before anything else is checked
+  const vq = params.vector_query ? parseVectorQuery(params.vector_query) : undefined;
+  const vfield = vq ? vectorField(schema, vq.field) : undefined;
+  if (vq?.queries && !vfield!.embed) bad(`vector_query: \`queries\` needs an embedding field; \`${vfield!.name}\` has no \`embed\``);
+  const semantic = embeddingQueryField(schema, params);
+  const embed = embeddingNeed(params, vq, vfield, semantic);
+
+  const fields = resolveQueryFields(schema, params);
+  const ownFilter = params.filter_by ? parseFilter(params.filter_by) : undefined;
+  const filterTree = scopedFilter(ownFilter, scope);
+  const filter = filterTree ? compileFilter(filterTree, schema, store, joinResolver(store, schema)) : undefined;
+  const joinSpec = joinLists(params, scope);
+  const joinIncludes = parseJoinIncludes(joinSpec.include, joinSpec.exclude);
+  const decorate = joinIncludes.length > 0 ? (doc: Record<string, unknown>, seq: number) => decorateWithJoins(store, schema, joinIncludes, doc, seq) : undefined;
+  const userSort = params.sort_by ? parseSort(params.sort_by, schema) : undefined;
+  checkVisible(scope, schema, params, ownFilter, userSort);
+  const facets = facetSpecs(schema, params);
+  const groupFields = (params.group_by ?? []).map((name) => {
+    const f = schema.field(name);
+    if (!f) bad(`group_by: no field named \`${name}\``);
+    if (!f.facet) bad(`group_by: field \`${name}\` must be a facet field`);
+    return f;
+  });
+  const stop = loadStopwords(store, params.stopwords);
+  const parsed = parseQ(params.q);
+  const words = queryWords(schema, params, fields, parsed.parts, stop);
+  const textual = words.tokens.length > 0 && fields.length > 0;
+  const onlyExclusions = parsed.parts.every((p) => p.exclude);
+  const wildcard = !textual && (parsed.wildcard || onlyExclusions || fields.length === 0);
+  const emptyAfterStopwords = words.tokens.length === 0 && !parsed.wildcard && !onlyExclusions && fields.length > 0;
+  const sortVectors = (userSort ?? []).map((c) => (c.kind === 'vector_query' ? sortVector(schema, c.expr) : undefined));
+
+  const offset = params.offset ?? (params.page - 1) * params.per_page;
+  const limit = params.limit ?? params.per_page;
+  const vector = vq || semantic ? { field: vfield ?? semantic!, ...(vq ? { vq } : {}), ...(semantic ? { semantic } : {}) } : undefined;
+  return {
+    store,
+    schema,
+    params,
+    ...(scope ? { scope } : {}),
+    fields,
+    words,
+    textual,
+    wildcard,
+    emptyAfterStopwords,
+    ...(filter ? { filter } : {}),
+    ...(userSort ? { userSort } : {}),
+    sortVectors,
+    facets,
+    groupFields,
+    offset,
+    limit,
+    ...(vector ? { vector } : {}),
+    ...(embed ? { embed } : {}),
+    ...(decorate ? { decorate } : {}),
+  };
+}
+
+/** The text fields of query_by (embedding fields are handled by the vector side). */
+function resolveQueryFields(schema: Schema, params: SearchParams): FieldSpec[] {
+  const out: FieldSpec[] = [];
+  params.query_by.forEach((name, i) => {
+    const field = schema.field(name);
+    if (!field) bad(`query_by: no field named \`${name}\` in collection \`${schema.name}\``);
+    if (field.kind === 'vector') {
+      if (!field.embed) bad(`query_by: field \`${name}\` is a vector field without \`embed\`; search it with \`vector_query\``);
+      return;
+    }
+    if (field.kind !== 'text') bad(`query_by: field \`${name}\` is of type ${field.type}; only string fields can be searched with q`);
+    if (!field.index) bad(`query_by: field \`${name}\` has \`index: false\``);
+    const w = params.query_by_weights ? params.query_by_weights[i]! : Math.max(1, 100 - i);
+    out.push({
+      field,
+      index: i,
+      weight: Math.max(0, Math.min(255, Math.round(w))),
+      prefix: params.prefix[i] ?? params.prefix[0] ?? true,
+      numTypos: params.num_typos[i] ?? params.num_typos[0] ?? 2,
+    });
+  });
+  return out;
+}
+
+/** The embedding field named in query_by, if any (semantic / hybrid search on `q`). */
+function embeddingQueryField(schema: Schema, params: SearchParams): Field | undefined {
+  for (const name of params.query_by) {
+    const f = schema.field(name);
+    if (f && f.kind === 'vector' && f.embed) return f;
+  }
+  return undefined;
+}
+
+export function vectorField(schema: Schema, name: string): Field {
+  const f = schema.field(name);
+  if (!f) bad(`vector_query: no field named \`${name}\` in collection \`${schema.name}\``);
+  if (f.kind !== 'vector') bad(`vector_query: field \`${name}\` is not a vector field (a \`float[]\` with \`num_dim\` or \`embed\`)`);
+  return f;
+}
+
+/** Texts to embed before the search can run: `queries` of vector_query, or q on an embedding field. */
+function embeddingNeed(params: SearchParams, vq: VectorQuery | undefined, vfield: Field | undefined, semantic: Field | undefined): EmbeddingNeed | undefined {
+  if (vq) {
+    if (vq.queries) return { field: vfield!, texts: vq.queries, ...(vq.queryWeights ? { weights: vq.queryWeights } : {}) };
+    if (vq.vector.length > 0 || vq.id !== undefined) return undefined;
+  }
+  const q = params.q.trim();
+  if (semantic && q !== '' && q !== '*') return { field: semantic, texts: [params.q] };
+  return undefined;
+}
+
+function sortVector(schema: Schema, expr: string): SortVector {
+  const vq = parseVectorQuery(expr);
+  const field = vectorField(schema, vq.field);
+  if (vq.vector.length === 0) bad('sort_by: `_vector_query(...)` needs a vector');
+  if (field.num_dim !== undefined && vq.vector.length !== field.num_dim) bad(`sort_by: field \`${field.name}\` has ${field.num_dim} dimensions but the vector has ${vq.vector.length}`);
+  return { field, q: Float32Array.from(vq.vector) };
+}
+
+function facetSpecs(schema: Schema, params: SearchParams): FacetSpec[] {
+  let fq: { field: string; text: string } | undefined;
+  if (params.facet_query) {
+    const colon = params.facet_query.indexOf(':');
+    if (colon < 0) bad('facet_query must look like `field:text`');
+    fq = { field: params.facet_query.slice(0, colon).trim(), text: params.facet_query.slice(colon + 1).trim() };
+    if (!params.facet_by.includes(fq.field)) bad(`facet_query: field \`${fq.field}\` is not in facet_by`);
+  }
+  return params.facet_by.map((name) => {
+    const field = schema.field(name);
+    if (!field) bad(`facet_by: no field named \`${name}\` in collection \`${schema.name}\``);
+    if (!field.facet) bad(`facet_by: field \`${name}\` is not a facet field (declare it with \`facet: true\`)`);
+    const spec: FacetSpec = { field };
+    if (fq && fq.field === name) spec.query = fieldTokenizer(schema, { locale: field.locale, stem: false }).tokens(fq.text);
+    return spec;
+  });
+}
+
+function loadStopwords(store: Store, name: string | undefined): Set<string> | undefined {
+  if (!name) return undefined;
+  const set = store.stopwords.get(name) as { stopwords: string[] } | undefined;
+  if (!set) throw new FathomError('NOT_FOUND', `stopword set \`${name}\` not found`);
+  return new Set(set.stopwords);
+}
+
+function queryWords(schema: Schema, params: SearchParams, fields: FieldSpec[], parts: ReturnType<typeof parseQ>['parts'], stop: Set<string> | undefined): QueryWords {
+  const tok = fieldTokenizer(schema, { locale: fields[0]?.field.locale ?? '', stem: false });
+  const all: string[] = [];
+  const phrases: number[][] = [];
+  const excluded: string[][] = [];
+  for (const p of parts) {
+    let ts = tok.tokens(p.text);
+    if (!p.phrase && stop) ts = ts.filter((t) => !stop.has(t));
+    if (ts.length === 0) continue;
+    if (p.exclude) {
+      excluded.push(ts);
+      continue;
+    }
+    const start = all.length;
+    for (const t of ts) all.push(t);
+    if (p.phrase) phrases.push(ts.map((_, i) => start + i));
+  }
+  const max = SEARCH_DEFAULTS.max_query_tokens;
+  const tokens = all.slice(0, max);
+  const kept = phrases.filter((ph) => ph.every((i) => i < max));
+  const inPhrase = new Set(kept.flat());
+  const T = tokens.length;
+  const fieldToks = fields.map((f) => fieldTokenizer(schema, f.field));
+  const forField = tokens.map((t) =>
+    fields.map((f, fi) => (f.field.stem || f.field.locale !== fields[0]!.field.locale ? fieldToks[fi]!.normalizeWord(t) || t : t)),
+  );
+  const typos = tokens.map((t, ti) => fields.map((f) => (inPhrase.has(ti) ? 0 : allowedTypos(t, f.numTypos, params.min_len_1typo, params.min_len_2typo))));
+  const prefix = tokens.map((_t, ti) => fields.map((f) => ti === T - 1 && f.prefix && !inPhrase.has(ti)));
+  const maxTypos = Math.max(0, ...typos.flat());
+  return { tokens, phrases: kept, excluded, forField, typos, prefix, maxTypos, inPhrase };
+}

@@ -1,0 +1,332 @@
+/**
+ * search/candidates.ts: here is a query word and the fields it is looked up in, which
+ * terms stand for it? The word itself, prefix expansions of the last word, typo
+ * expansions: the typo walk (termdict/walk.ts) offers every term within the budget, and
+ * each segment keeps the best few per field (TopTerms) before any is decoded.
+ *
+ * CandidateRounds builds the table (token x field -> candidate terms) for each typo round
+ * of a keyword search (search/keyword.ts), expanding each token and field once per budget.
+ */
+import type { Field } from '../schema/schema.js';
+import type { LiveSegment } from '../index/manifest.js';
+import type { TextIndex } from '../index/segment.js';
+import { enumerateTerms } from '../termdict/walk.js';
+import type { StringTable } from '../termdict/table.js';
+import { grown } from '../arrays.js';
+import type { SearchPlan } from '../query/plan.js';
+
+export interface Candidate {
+  term: string;
+  cost: number;
+}
+
+/** candidates[token][fieldSpec] */
+export type CandidateTable = Candidate[][][];
+
+/** A field's candidate terms as they are found: lowest cost, and document count summed over segments. */
+type Agg = Map<string, { cost: number; df: number }>;
+
+/**
+ * The best `cap` entries of one field's dictionary in one segment, in the order candidates
+ * are chosen: lower cost, the query token itself, more documents, then table order (which
+ * is the terms' order). A walk's matches and ranges are offered here as numbers, and only
+ * the kept entries are ever decoded into strings.
+ *
+ * Hot: one typo walk of a short last word with prefix (`libt`, 1 typo) matches hundreds of
+ * ranges and thousands of terms, of which at most `cap` can survive, so none is decoded
+ * into a string before it is kept. The kept entries are a binary heap with
+ * the worst at the root (slot 0), so an offer that cannot enter costs one comparison and
+ * one that can costs log(cap), whatever max_candidates asks for:
+ *
+ *            worst            each slot s is not before its children 2s+1, 2s+2
+ *           /     \
+ *        ...       ...
+ */
+class TopTerms {
+  // (grown as entries come, up to cap: max_candidates may ask for 40,000 slots per field)
+  idx: Int32Array;
+  cost: Int32Array;
+  df: Int32Array;
+  n = 0;
+  private terms: StringTable | null = null;
+  private token = '';
+  /** Table index of the query token itself: -1 when absent, -2 until looked up. */
+  private exact = -2;
+
+  constructor(readonly cap: number) {
+    const size = Math.min(cap, 64);
+    this.idx = new Int32Array(size);
+    this.cost = new Int32Array(size);
+    this.df = new Int32Array(size);
+  }
+
+  private grow(): void {
+    const size = Math.min(this.cap, this.idx.length * 2);
+    this.idx = grown(this.idx, size);
+    this.cost = grown(this.cost, size);
+    this.df = grown(this.df, size);
+  }
+
+  reset(terms: StringTable, token: string): void {
+    this.n = 0;
+    this.terms = terms;
+    this.token = token;
+    this.exact = -2;
+  }
+
+  /** The token's own index, looked up only once a match of cost 0 needs it (typo walks rarely do). */
+  private exactIndex(): number {
+    if (this.exact === -2) this.exact = this.terms!.find(this.token);
+    return this.exact;
+  }
+
+  /** Would entry (i, cost, df) come before kept slot s? */
+  private before(i: number, cost: number, df: number, s: number): boolean {
+    const c = this.cost[s]!;
+    if (cost !== c) return cost < c;
+    const j = this.idx[s]!;
+    if (cost === 0) {
+      const ex = this.exactIndex();
+      if (i === ex) return true;
+      if (j === ex) return false;
+    }
+    const d = this.df[s]!;
+    return df !== d ? df > d : i < j;
+  }
+
+  offer(i: number, cost: number, df: number): void {
+    if (this.n === this.idx.length && this.n < this.cap) this.grow();
+    const { idx, cost: costs, df: dfs } = this;
+    let s: number;
+    if (this.n < this.cap) {
+      // sift up: the hole rises while its parent comes before the new entry
+      s = this.n++;
+      while (s > 0) {
+        const p = (s - 1) >> 1;
+        if (this.before(i, cost, df, p)) break;
+        idx[s] = idx[p]!;
+        costs[s] = costs[p]!;
+        dfs[s] = dfs[p]!;
+        s = p;
+      }
+    } else {
+      if (!this.before(i, cost, df, 0)) return;
+      // replace the worst: the hole sinks while the new entry comes before its worse child
+      s = 0;
+      for (;;) {
+        const l = 2 * s + 1;
+        if (l >= this.n) break;
+        const r = l + 1;
+        const w = r < this.n && this.before(idx[l]!, costs[l]!, dfs[l]!, r) ? r : l;
+        if (!this.before(i, cost, df, w)) break;
+        idx[s] = idx[w]!;
+        costs[s] = costs[w]!;
+        dfs[s] = dfs[w]!;
+        s = w;
+      }
+    }
+    idx[s] = i;
+    costs[s] = cost;
+    dfs[s] = df;
+  }
+
+  /** Entries [lo, hi), all within `cost`. */
+  offerRange(lo: number, hi: number, cost: number, docFreq: ArrayLike<number>): void {
+    for (let i = lo; i < hi; i++) {
+      // full, and the range's one cost worse than everything kept: none of the rest can enter
+      if (this.n === this.cap && cost > this.cost[0]!) return;
+      this.offer(i, cost, docFreq[i]!);
+    }
+  }
+
+  /** Adds the kept entries, decoded, to the field's aggregate. */
+  flush(agg: Agg, ti: TextIndex): void {
+    for (let s = 0; s < this.n; s++) {
+      const term = ti.terms.get(this.idx[s]!);
+      const cost = this.cost[s]!;
+      const cur = agg.get(term);
+      if (!cur) agg.set(term, { cost, df: this.df[s]! });
+      else {
+        if (cost < cur.cost) cur.cost = cost;
+        cur.df += this.df[s]!;
+      }
+    }
+    this.n = 0;
+  }
+}
+
+/** Chooses the candidate terms for one token in one field, across all segments. */
+export function selectCandidates(
+  segments: LiveSegment[],
+  field: Field,
+  token: string,
+  maxCost: number,
+  prefix: boolean,
+  limit: number,
+): Candidate[] {
+  return selectCandidatesShared(segments, [field], token, maxCost, prefix, limit)[0]!;
+}
+
+/**
+ * selectCandidates for several fields that look the same token up with the same typo
+ * budget and prefix rule: one list per field, each exactly what selectCandidates gives.
+ * With typos, a segment whose union dictionary of those fields is warm
+ * (SegmentReader.sharedTerms) is walked once instead of once per field; each term found
+ * counts for the fields that hold it: the top of the trie, where a walk spends most of its
+ * time, is walked once.
+ *
+ * Each segment keeps its best max(4 x limit, 16) terms per field (TopTerms); their counts
+ * are then summed over segments and the best `limit` chosen, with the token itself always
+ * among them when it is found. With one segment that is exactly the best `limit` of all
+ * the terms matched; with several, a term kept in only some segments counts only there.
+ */
+export function selectCandidatesShared(
+  segments: LiveSegment[],
+  fields: readonly Field[],
+  token: string,
+  maxCost: number,
+  prefix: boolean,
+  limit: number,
+): Candidate[][] {
+  const aggs = fields.map((): Agg => new Map());
+  const keep = Math.max(limit * 4, 16);
+  const tops = fields.map(() => new TopTerms(keep));
+  for (const seg of segments) {
+    // the fields with a text index in this segment
+    const tis: TextIndex[] = [];
+    const fieldTops: TopTerms[] = [];
+    const fieldAggs: Agg[] = [];
+    const ids: number[] = [];
+    for (let f = 0; f < fields.length; f++) {
+      const ti = seg.reader.text(fields[f]!.id);
+      if (!ti) continue;
+      tis.push(ti);
+      const top = tops[f]!;
+      top.reset(ti.terms, token);
+      fieldTops.push(top);
+      fieldAggs.push(aggs[f]!);
+      ids.push(fields[f]!.id);
+    }
+    const union = maxCost > 0 && tis.length > 1 ? seg.reader.sharedTerms(ids) : null;
+    if (!union) {
+      for (let f = 0; f < tis.length; f++) {
+        const ti = tis[f]!;
+        const top = fieldTops[f]!;
+        const docFreq = ti.docFreq;
+        enumerateTerms(
+          ti.terms,
+          token,
+          maxCost,
+          prefix,
+          (i, cost) => top.offer(i, cost, docFreq[i]!),
+          (lo, hi, cost) => top.offerRange(lo, hi, cost, docFreq),
+        );
+      }
+    } else {
+      // one walk of the union: entry u is field f's entry pos[f][u] when the field holds it
+      const { table, pos } = union;
+      enumerateTerms(
+        table,
+        token,
+        maxCost,
+        prefix,
+        (u, cost) => {
+          for (let f = 0; f < tis.length; f++) {
+            const p = pos[f]!;
+            const i = p[u]!;
+            if (p[u + 1]! !== i) fieldTops[f]!.offer(i, cost, tis[f]!.docFreq[i]!);
+          }
+        },
+        (lo, hi, cost) => {
+          for (let f = 0; f < tis.length; f++) {
+            const p = pos[f]!;
+            if (p[hi]! > p[lo]!) fieldTops[f]!.offerRange(p[lo]!, p[hi]!, cost, tis[f]!.docFreq);
+          }
+        },
+      );
+    }
+    for (let f = 0; f < tis.length; f++) fieldTops[f]!.flush(fieldAggs[f]!, tis[f]!);
+  }
+  return aggs.map((agg) => {
+    const list = [...agg.entries()].map(([term, v]) => ({ term, cost: v.cost, df: v.df }));
+    list.sort((a, b) => a.cost - b.cost || (a.term === token ? -1 : b.term === token ? 1 : 0) || b.df - a.df || (a.term < b.term ? -1 : 1));
+    const out = list.slice(0, limit).map(({ term, cost }) => ({ term, cost }));
+    if (!out.some((c) => c.term === token)) {
+      const ex = list.find((c) => c.term === token);
+      if (ex) out.unshift({ term: ex.term, cost: ex.cost });
+    }
+    return out;
+  });
+}
+
+/** Do two candidate tables list the same terms? (a round that adds nothing is skipped) */
+export function sameCandidates(a: CandidateTable, b: CandidateTable | undefined): boolean {
+  if (!b) return false;
+  for (let t = 0; t < a.length; t++) {
+    for (let f = 0; f < a[t]!.length; f++) {
+      const x = a[t]![f]!;
+      const y = b[t]![f]!;
+      if (x === y) continue;
+      if (x.length !== y.length) return false;
+      for (let i = 0; i < x.length; i++) if (x[i]!.term !== y[i]!.term) return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * The candidate tables of a keyword search's typo rounds. In 'missing' mode only tokens
+ * without an exact (or prefix) match anywhere get typo expansions; in 'all' mode every
+ * token does. Each token and field is expanded once per typo budget (the walk is the
+ * costly part of a typo query), and fields that look a token up with the same budget and
+ * prefix rule share one walk (selectCandidatesShared).
+ */
+export class CandidateRounds {
+  private readonly tables = new Map<string, CandidateTable>();
+  /** Candidates by (token, field, typo budget). */
+  private readonly expanded = new Map<number, Candidate[]>();
+
+  constructor(
+    private readonly plan: SearchPlan,
+    private readonly segs: LiveSegment[],
+  ) {}
+
+  /** The candidate table at a typo level (0..2). */
+  at(level: number, mode: 'missing' | 'all'): CandidateTable {
+    const key = `${level}:${mode}`;
+    let table = this.tables.get(key);
+    if (table) return table;
+    const { fields, words, params } = this.plan;
+    const base = level === 0 ? undefined : this.at(0, 'all');
+    table = words.tokens.map((_tok, t) => {
+      const exact = base?.[t]!.some((perField) => perField.length > 0);
+      const allowedFor = (fi: number) => Math.min(level, words.typos[t]![fi]!);
+      // the same token, field and typo budget in another round: the same candidates
+      const memoKey = (fi: number, allowed: number) => (t * fields.length + fi) * 4 + allowed;
+      const reused = (fi: number): Candidate[] | undefined => {
+        if (base && mode === 'missing' && exact) return base[t]![fi]!;
+        const allowed = allowedFor(fi);
+        if (base && allowed === 0) return base[t]![fi]!;
+        return this.expanded.get(memoKey(fi, allowed));
+      };
+      const groups = new Map<string, { word: string; allowed: number; prefix: boolean; members: number[] }>();
+      fields.forEach((_f, fi) => {
+        if (reused(fi) !== undefined) return;
+        const word = words.forField[t]![fi]!;
+        const allowed = allowedFor(fi);
+        const prefix = words.prefix[t]![fi]!;
+        const key = `${allowed}${prefix ? 'p' : 'w'}${word}`;
+        const g = groups.get(key);
+        if (g) g.members.push(fi);
+        else groups.set(key, { word, allowed, prefix, members: [fi] });
+      });
+      for (const { word, allowed, prefix, members } of groups.values()) {
+        const lists = selectCandidatesShared(this.segs, members.map((g) => fields[g]!.field), word, allowed, prefix, params.max_candidates);
+        members.forEach((g, k) => this.expanded.set(memoKey(g, allowed), lists[k]!));
+      }
+      return fields.map((_f, fi) => reused(fi)!);
+    });
+    this.tables.set(key, table);
+    return table;
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * search/collectors.ts: what happens to each matching document. Whatever finds documents
+ * (a match strategy, the wildcard scan, the vector side, hybrid fusion) hands each one to
+ * `collect`, and `harvest` gives the result once the search is done:
+ *
+ *   TopHits   the k best by the sort clauses, the page cut from them
+ *   Groups    group_by: per group value, its best group_limit hits; groups ordered by their best
+ *   Facets    facet counts and stats over every match
+ *
+ * Matches feeds one hits collector (TopHits or Groups) and the facets, and counts `found`.
+ */
+import type { Store } from '../storage/store.js';
+import type { Field, Schema } from '../schema/schema.js';
+import type { LiveSegment } from '../index/manifest.js';
+import { groupValue } from '../index/columns.js';
+import type { SortClause } from '../query/sort.js';
+import type { FacetSpec, SortVector } from '../query/plan.js';
+import { joinSortValue } from '../join/join.js';
+import { getVector } from '../vector/vecstore.js';
+import { distance as vecDistance, norm } from '../vector/vsearch.js';
+import { type Sorter, TopK, type Hit } from './topk.js';
+import { FacetCounter, type FacetResult } from './facets.js';
+
+/** What the vector side knows of a hit beyond its text_match score. */
+export interface Extra {
+  vectorDistance?: number;
+  /** Rank fusion score of a hybrid hit. */
+  fusion?: number;
+  /** Keyword score (text_match) of a hybrid hit. */
+  keyword?: number;
+}
+
+export const NO_EXTRA: Extra = {};
+
+export interface Collector<R> {
+  /** Once per matching document: its segment (index into the snapshot's), ordinal, text_match score (0: none). Hot. */
+  collect(seg: number, ord: number, score: number, extra: Extra): void;
+  /** The result, once every document has been collected. */
+  harvest(): R;
+}
+
+/** Values of computed sort clauses, by clause index and seq. */
+export type ClauseValue = (clause: number, seq: number) => number | string;
+
+/** The k = offset + limit best hits; harvest gives the page [offset, offset + limit). */
+export class TopHits implements Collector<Hit[]> {
+  private readonly top: TopK;
+  private readonly scratch: (number | string)[];
+  /** Ranked by text_match first: a document scoring below the k-th needs no sort keys. */
+  private readonly byScore: boolean;
+
+  constructor(
+    private readonly segs: LiveSegment[],
+    private readonly sorter: Sorter,
+    private readonly offset: number,
+    private readonly limit: number,
+    private readonly clauseValue?: ClauseValue,
+  ) {
+    this.top = new TopK(offset + limit, sorter);
+    this.scratch = new Array(sorter.clauses.length);
+    const first = sorter.clauses[0]!;
+    this.byScore = first.kind === 'text_match' && first.dir === -1;
+  }
+
+  /**
+   * The text_match score a document must reach to enter, once k hits are kept (else
+   * -Infinity), when hits are ranked by it; undefined otherwise. Matching skips the
+   * positions of documents that cannot reach it.
+   */
+  get threshold(): (() => number) | undefined {
+    return this.byScore ? () => this.top.worstFirstKey : undefined;
+  }
+
+  get size(): number {
+    return this.top.size;
+  }
+
+  collect(segIndex: number, ord: number, score: number, extra: Extra): void {
+    if (this.byScore && score < this.top.worstFirstKey) return; // cannot reach the page: no sort keys needed
+    const segs = this.segs;
+    const seq = segs[segIndex]!.reader.seqs[ord]!;
+    this.sorter.keysInto(this.scratch, segs, segIndex, ord, seq, score, { vectorDistance: extra.vectorDistance, clauseValue: this.clauseValue });
+    if (this.top.accepts(this.scratch)) this.top.add({ seg: segIndex, ord, seq, score, keys: this.scratch.slice(), info: extra });
+  }
+
+  harvest(): Hit[] {
+    return this.top.sorted().slice(this.offset, this.offset + this.limit);
+  }
+}
+
+export interface Group {
+  key: unknown[];
+  hits: Hit[];
+  found: number;
+}
+
+/** group_by: the best group_limit hits per group value; harvest gives the page of groups, ordered by their best hit. */
+export class Groups implements Collector<Group[]> {
+  private readonly groups = new Map<string, { key: unknown[]; top: TopK; found: number; best?: Hit }>();
+
+  constructor(
+    private readonly segs: LiveSegment[],
+    private readonly sorter: Sorter,
+    private readonly fields: Field[],
+    private readonly groupLimit: number,
+    private readonly offset: number,
+    private readonly limit: number,
+    private readonly clauseValue?: ClauseValue,
+  ) {}
+
+  /** Groups seen so far. */
+  get size(): number {
+    return this.groups.size;
+  }
+
+  collect(segIndex: number, ord: number, score: number, extra: Extra): void {
+    const seg = this.segs[segIndex]!;
+    const seq = seg.reader.seqs[ord]!;
+    const hit: Hit = {
+      seg: segIndex,
+      ord,
+      seq,
+      score,
+      keys: this.sorter.keysInto(new Array(this.sorter.clauses.length), this.segs, segIndex, ord, seq, score, { vectorDistance: extra.vectorDistance, clauseValue: this.clauseValue }),
+      info: extra,
+    };
+    const key = this.fields.map((f) => groupValue(seg, f, ord));
+    const ks = JSON.stringify(key);
+    let g = this.groups.get(ks);
+    if (!g) {
+      g = { key, top: new TopK(this.groupLimit, this.sorter), found: 0 };
+      this.groups.set(ks, g);
+    }
+    g.found++;
+    g.top.add(hit);
+    if (!g.best || this.sorter.compare(hit, g.best) < 0) g.best = hit;
+  }
+
+  harvest(): Group[] {
+    const all = [...this.groups.values()].sort((a, b) => this.sorter.compare(a.best!, b.best!));
+    return all.slice(this.offset, this.offset + this.limit).map((g) => ({ key: g.key, hits: g.top.sorted(), found: g.found }));
+  }
+}
+
+/** Facet counts over every match. */
+export class Facets implements Collector<FacetResult[]> {
+  private readonly counter: FacetCounter;
+
+  constructor(
+    private readonly segs: LiveSegment[],
+    specs: FacetSpec[],
+    private readonly maxValues: number,
+    private readonly startTag: string,
+    private readonly endTag: string,
+  ) {
+    this.counter = new FacetCounter(specs);
+  }
+
+  get empty(): boolean {
+    return this.counter.empty;
+  }
+
+  collect(segIndex: number, ord: number): void {
+    this.counter.add(segIndex, this.segs[segIndex]!, ord);
+  }
+
+  harvest(): FacetResult[] {
+    return this.counter.results(this.segs, this.maxValues, this.startTag, this.endTag);
+  }
+}
+
+/** Every match of a search: counted in `found`, counted for facets, offered to the hits collector. */
+export class Matches {
+  found = 0;
+  /** The facets, when any are asked for. */
+  private readonly counting: Facets | null;
+
+  constructor(
+    readonly hits: TopHits | Groups,
+    readonly facets: Facets,
+  ) {
+    this.counting = facets.empty ? null : facets;
+  }
+
+  readonly collect = (segIndex: number, ord: number, score: number, extra: Extra = NO_EXTRA): void => {
+    this.found++;
+    if (this.counting !== null) this.counting.collect(segIndex, ord);
+    this.hits.collect(segIndex, ord, score, extra);
+  };
+}
+
+/** Values of computed sort clauses: `_vector_query(...)` distances (re-ranking) and `$coll(field)` joined values. */
+export function clauseValues(store: Store, schema: Schema, clauses: SortClause[], vectors: (SortVector | undefined)[]): ClauseValue | undefined {
+  const joins = clauses.map((c) => (c.kind === 'join' ? joinSortValue(store, schema, c.collection, c.field) : undefined));
+  const plans = clauses.map((c, i) => {
+    if (c.kind !== 'vector_query') return undefined;
+    const { field, q } = vectors[i]!;
+    return { field, q, qn: norm(q), space: (field.vec_dist === 'ip' ? 'ip' : 'cosine') as 'ip' | 'cosine' };
+  });
+  if (!plans.some(Boolean) && !joins.some(Boolean)) return undefined;
+  return (clause, seq) => {
+    const j = joins[clause];
+    if (j) return j(seq);
+    const p = plans[clause]!;
+    const v = getVector(store, schema.id, p.field.id, seq);
+    return v ? vecDistance(p.space, p.q, p.qn, v) : Infinity;
+  };
+}

@@ -1,0 +1,167 @@
+/**
+ * search/facets.ts: facet counts (and numeric stats) over every matching document, with
+ * facet_query narrowing a field's values.
+ */
+import type { LiveSegment } from '../index/manifest.js';
+import type { NumericColumn, TextIndex } from '../index/segment.js';
+import type { Field } from '../schema/schema.js';
+import type { FacetSpec } from '../query/plan.js';
+
+export interface FacetCount {
+  count: number;
+  highlighted: string;
+  value: string;
+}
+
+export interface FacetResult {
+  field_name: string;
+  sampled: boolean;
+  counts: FacetCount[];
+  stats: Record<string, number>;
+}
+
+interface FieldAcc {
+  spec: FacetSpec;
+  /** The segment the last document came from, with its column and counts (documents arrive segment by segment). */
+  lastSeg: number;
+  lastText: TextIndex | null;
+  lastCounts: Int32Array | null;
+  lastNum: NumericColumn | null;
+  text: Map<string, number>;
+  /** per-segment value counts, folded into `text` at the end */
+  segCounts: Map<number, Int32Array>;
+  nums: Map<number, number>;
+  min: number;
+  max: number;
+  sum: number;
+  n: number;
+}
+
+export class FacetCounter {
+  private accs: FieldAcc[];
+  constructor(specs: FacetSpec[]) {
+    this.accs = specs.map((spec) => ({
+      spec,
+      lastSeg: -1,
+      lastText: null,
+      lastCounts: null,
+      lastNum: null,
+      text: new Map(),
+      segCounts: new Map(),
+      nums: new Map(),
+      min: Infinity,
+      max: -Infinity,
+      sum: 0,
+      n: 0,
+    }));
+  }
+
+  get empty(): boolean {
+    return this.accs.length === 0;
+  }
+
+  /** Hot: once per matching document when facets are asked for. */
+  add(segIndex: number, seg: LiveSegment, ord: number): void {
+    for (const a of this.accs) {
+      const f = a.spec.field;
+      if (a.lastSeg !== segIndex) {
+        a.lastSeg = segIndex;
+        if (f.kind === 'text') {
+          const ti = seg.reader.text(f.id);
+          a.lastText = ti && ti.valueIds ? ti : null;
+          if (a.lastText) {
+            let counts = a.segCounts.get(segIndex);
+            if (!counts) {
+              counts = new Int32Array(a.lastText.valueDict!.size);
+              a.segCounts.set(segIndex, counts);
+            }
+            a.lastCounts = counts;
+          }
+        } else a.lastNum = seg.reader.numeric(f.id);
+      }
+      if (f.kind === 'text') {
+        const ti = a.lastText;
+        if (!ti) continue;
+        const counts = a.lastCounts!;
+        const { offsets, values } = ti.valueIds!;
+        for (let k = offsets[ord]!; k < offsets[ord + 1]!; k++) counts[values[k]!]!++;
+      } else {
+        const col = a.lastNum;
+        if (!col) continue;
+        for (let k = col.offsets[ord]!; k < col.offsets[ord + 1]!; k++) {
+          const v = col.values[k]!;
+          a.nums.set(v, (a.nums.get(v) ?? 0) + 1);
+          if (v < a.min) a.min = v;
+          if (v > a.max) a.max = v;
+          a.sum += v;
+          a.n++;
+        }
+      }
+    }
+  }
+
+  results(segs: LiveSegment[], maxValues: number, startTag: string, endTag: string): FacetResult[] {
+    return this.accs.map((a) => {
+      const f = a.spec.field;
+      let entries: Array<[string, number]>;
+      if (f.kind === 'text') {
+        for (const [segIndex, counts] of a.segCounts) {
+          const strs = segs[segIndex]!.reader.text(f.id)!.valueStrings();
+          for (let i = 0; i < counts.length; i++) if (counts[i]! > 0) a.text.set(strs[i]!, (a.text.get(strs[i]!) ?? 0) + counts[i]!);
+        }
+        entries = [...a.text.entries()];
+      } else {
+        entries = [...a.nums.entries()].map(([v, c]) => [formatNumber(v, f), c]);
+      }
+      const q = a.spec.query;
+      let withHighlight = entries.map(([value, count]) => ({ value, count, highlighted: value }));
+      if (q && q.length > 0) {
+        withHighlight = withHighlight.filter((e) => {
+          const h = facetMatch(e.value, q, startTag, endTag);
+          if (h === undefined) return false;
+          e.highlighted = h;
+          return true;
+        });
+      }
+      withHighlight.sort((x, y) => y.count - x.count || (x.value < y.value ? -1 : x.value > y.value ? 1 : 0));
+      const stats: Record<string, number> = { total_values: withHighlight.length };
+      if (f.kind !== 'text' && f.kind !== 'bool' && a.n > 0) {
+        stats.min = a.min;
+        stats.max = a.max;
+        stats.sum = a.sum;
+        stats.avg = a.sum / a.n;
+      }
+      return {
+        field_name: f.name,
+        sampled: false,
+        counts: withHighlight.slice(0, maxValues).map(({ count, highlighted, value }) => ({ count, highlighted, value })),
+        stats,
+      };
+    });
+  }
+}
+
+function formatNumber(v: number, f: Field): string {
+  if (f.kind === 'bool') return v ? 'true' : 'false';
+  return String(v);
+}
+
+/** Highlights `value` when every facet_query token prefixes one of its words, else undefined. */
+function facetMatch(value: string, query: string[], start: string, end: string): string | undefined {
+  const words = [...value.matchAll(/[\p{L}\p{N}]+/gu)];
+  const marks: Array<[number, number]> = [];
+  for (const q of query) {
+    const w = words.find((m) => m[0].toLowerCase().normalize('NFKD').replace(/[\u0300-\u036f]/g, '').startsWith(q));
+    if (!w) return undefined;
+    marks.push([w.index!, w.index! + Math.min(q.length, w[0].length)]);
+  }
+  marks.sort((a, b) => a[0] - b[0]);
+  let out = '';
+  let last = 0;
+  for (const [a, b] of marks) {
+    if (a < last) continue;
+    out += value.slice(last, a) + start + value.slice(a, b) + end;
+    last = b;
+  }
+  return out + value.slice(last);
+}

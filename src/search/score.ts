@@ -1,0 +1,123 @@
+/**
+ * The text_match score: one number whose bits order hits by, most significant first, the
+ * tokens matched, fewer typos, the proximity of the tokens in the best field, that field's
+ * weight, an exact match of the field, then the number of fields matched:
+ *
+ *   bits 44..49 tokens matched   36..43 255 - typo cost   28..35 proximity
+ *   20..27 best field weight     19 exact match           13..18 fields matched
+ *
+ * The match strategies (match.ts) assemble a score only through these functions: the parts
+ * known from which tokens hit which fields (baseScore), plus the best field's (fieldPart).
+ * text_match_info is decoded from the score alone, so nothing else is kept per document.
+ * Every value is an integer below 2^50: exact in a double, whatever the order of the sums.
+ */
+
+const TOK_SHIFT = 2 ** 44;
+const TYPO_SHIFT = 2 ** 36;
+const PROX_SHIFT = 2 ** 28;
+const WEIGHT_SHIFT = 2 ** 20;
+const EXACT_SHIFT = 2 ** 19;
+const FIELDS_SHIFT = 2 ** 13;
+
+/** The score without the best field's part: tokens matched, typo cost (summed over tokens), fields matched. */
+export function baseScore(tokens: number, typoCost: number, fieldsMatched: number): number {
+  return tokens * TOK_SHIFT + (255 - Math.min(255, typoCost)) * TYPO_SHIFT + Math.min(63, fieldsMatched) * FIELDS_SHIFT;
+}
+
+/** The best a document with this base can score: its tokens adjacent, and an exact match in a field of this weight. */
+export function upperScore(base: number, weight: number): number {
+  return base + 255 * PROX_SHIFT + Math.min(255, weight) * WEIGHT_SHIFT + EXACT_SHIFT;
+}
+
+/**
+ * How one field of a document ranks against its other fields: more query tokens, then
+ * closer together, then heavier, then exact. `prox` 0..255 (255: adjacent), `weight`
+ * 0..255, `exact` 0 or 1. The largest key is the document's best field.
+ */
+export function fieldKey(count: number, prox: number, weight: number, exact: number): number {
+  return count * 2 ** 24 + prox * 2 ** 16 + weight * 2 + exact;
+}
+
+/**
+ * The best field's part of the score. (`prox` is 256 when two query tokens matched the same
+ * position, e.g. the same word as two candidates: that carries into the typo bits, as one
+ * typo less. Kept as it is so that rankings stay what they were; see CHANGELOG.md.)
+ */
+export function fieldPart(prox: number, weight: number, exact: number): number {
+  return prox * PROX_SHIFT + Math.min(255, weight) * WEIGHT_SHIFT + exact * EXACT_SHIFT;
+}
+
+/**
+ * The fields a document matched and the weight of the field holding most of its tokens
+ * (the heaviest among equals), packed as fieldsMatched * 256 + weight: what baseScore and
+ * upperScore need before any position is read. `masks[f]` has bit t set when field f holds
+ * token t.
+ */
+export function coverage(masks: Int32Array, weights: readonly number[]): number {
+  let fieldsMatched = 0;
+  let maxCount = 0;
+  let maxWeight = 0;
+  for (let f = 0; f < weights.length; f++) {
+    const m = masks[f]!;
+    if (m === 0) continue;
+    fieldsMatched++;
+    const count = popcount(m);
+    if (count > maxCount) {
+      maxCount = count;
+      maxWeight = weights[f]!;
+    } else if (count === maxCount && weights[f]! > maxWeight) maxWeight = weights[f]!;
+  }
+  return fieldsMatched * 256 + maxWeight;
+}
+
+export function popcount(x: number): number {
+  x = x - ((x >>> 1) & 0x55555555);
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
+/** The parts of a score, as text_match_info reports them. */
+export interface MatchInfo {
+  score: number;
+  tokensMatched: number;
+  typoCost: number;
+  bestFieldWeight: number;
+  bestFieldScore: number;
+  fieldsMatched: number;
+  /** Tokens dropped to reach this document. */
+  dropped: number;
+}
+
+/** The text_match_info fields, decoded from the score bits. */
+export function matchInfo(score: number, totalTokens: number): MatchInfo {
+  const tokensMatched = Math.floor(score / TOK_SHIFT) % 64;
+  const typoCost = 255 - (Math.floor(score / TYPO_SHIFT) % 256);
+  const bestFieldWeight = Math.floor(score / WEIGHT_SHIFT) % 256;
+  const fieldsMatched = Math.floor(score / FIELDS_SHIFT) % 64;
+  return {
+    score,
+    tokensMatched,
+    typoCost,
+    bestFieldWeight,
+    bestFieldScore: score - tokensMatched * TOK_SHIFT - (score % FIELDS_SHIFT) - fieldsMatched * FIELDS_SHIFT,
+    fieldsMatched,
+    dropped: totalTokens - tokensMatched,
+  };
+}
+
+/** A hit's `text_match_info`, as the reference engine writes it. */
+export function textMatchInfo(score: number, totalTokens: number): { text_match: number; text_match_info: Record<string, unknown> } {
+  const m = matchInfo(score, totalTokens);
+  return {
+    text_match: m.score,
+    text_match_info: {
+      best_field_score: String(m.bestFieldScore),
+      best_field_weight: m.bestFieldWeight,
+      fields_matched: m.fieldsMatched,
+      num_tokens_dropped: m.dropped,
+      score: String(m.score),
+      tokens_matched: m.tokensMatched,
+      typo_prefix_score: m.typoCost,
+    },
+  };
+}

@@ -1,0 +1,150 @@
+/**
+ * The ranking against a reference ranker written in plain code. For random documents and
+ * queries, the reference finds the documents holding every query word and computes, per
+ * document, what text_match orders by: tokens matched, typos, the proximity of the words
+ * in the best field, that field's weight, whether it is exactly the query, and the fields
+ * matched. The engine's hit order and text_match_info must be exactly that.
+ *
+ * The vocabulary's words are at least four edits apart, so a query word with one typo
+ * stands for exactly one word (no competing candidates), and prefix matching is off: the
+ * reference needs no typo walk of its own.
+ */
+import { describe, expect, it } from 'vitest';
+import { dataDirPath, openEngine, rng } from './helpers.js';
+import { editDistance } from './edit-distance.js';
+
+const FIELDS = ['title', 'body'] as const;
+
+function vocabulary(r: () => number, n: number): string[] {
+  const out: string[] = [];
+  while (out.length < n) {
+    const w = Array.from({ length: 6 }, () => String.fromCharCode(97 + Math.floor(r() * 26))).join('');
+    if (out.every((o) => editDistance(o, w) >= 4)) out.push(w);
+  }
+  return out;
+}
+
+interface Doc {
+  id: string;
+  title: string[];
+  body: string[];
+}
+
+/** The smallest span (last - first position) holding one occurrence of each word. */
+function minSpan(positions: number[][]): number {
+  let best = Infinity;
+  const walk = (i: number, lo: number, hi: number) => {
+    if (hi - lo >= best) return;
+    if (i === positions.length) {
+      best = hi - lo;
+      return;
+    }
+    for (const p of positions[i]!) walk(i + 1, Math.min(lo, p), Math.max(hi, p));
+  };
+  walk(0, Infinity, -Infinity);
+  return best;
+}
+
+interface Expected {
+  id: string;
+  seq: number;
+  score: number;
+  info: Record<string, unknown>;
+}
+
+/** The reference ranker: documents holding every word, each with its text_match score and info. */
+function rank(docs: Doc[], words: string[], typos: number[], weights: number[], prioritizeExact: boolean): Expected[] {
+  const out: Expected[] = [];
+  docs.forEach((doc, seq) => {
+    const perField = FIELDS.map((f) => words.map((w) => doc[f].flatMap((x, i) => (x === w ? [i] : []))));
+    if (!words.every((_, t) => perField.some((pf) => pf[t]!.length > 0))) return;
+    const typoCost = typos.reduce((a, b) => a + b, 0);
+    let fieldsMatched = 0;
+    let best: [number, number, number, number] = [-1, 0, 0, 0]; // count, prox, weight, exact
+    FIELDS.forEach((f, fi) => {
+      const held = perField[fi]!.filter((ps) => ps.length > 0);
+      if (held.length === 0) return;
+      fieldsMatched++;
+      const count = held.length;
+      const prox = count > 1 ? 255 - Math.min(255, minSpan(held) - (count - 1)) : 255;
+      const exact = prioritizeExact && count === words.length && typoCost === 0 && doc[f].length === words.length && words.every((w, i) => doc[f][i] === w) ? 1 : 0;
+      const cand: [number, number, number, number] = [count, prox, weights[fi]!, exact];
+      for (let k = 0; k < 4; k++) {
+        if (cand[k]! === best[k]!) continue;
+        if (cand[k]! > best[k]!) best = cand;
+        break;
+      }
+    });
+    const [, prox, weight, exact] = best;
+    const T = words.length;
+    const bestFieldScore = (255 - typoCost) * 2 ** 36 + prox * 2 ** 28 + weight * 2 ** 20 + exact * 2 ** 19;
+    const score = T * 2 ** 44 + bestFieldScore + fieldsMatched * 2 ** 13;
+    out.push({
+      id: doc.id,
+      seq,
+      score,
+      info: {
+        best_field_score: String(bestFieldScore),
+        best_field_weight: weight,
+        fields_matched: fieldsMatched,
+        num_tokens_dropped: 0,
+        score: String(score),
+        tokens_matched: T,
+        typo_prefix_score: typoCost,
+      },
+    });
+  });
+  // text_match, then newest first
+  return out.sort((a, b) => b.score - a.score || b.seq - a.seq);
+}
+
+describe('ranking against a reference ranker', () => {
+  it('orders hits and reports text_match_info exactly as tokens, typos, proximity, field weight and exactness say', async () => {
+    const r = rng(11);
+    const vocab = vocabulary(r, 14);
+    const pick = () => vocab[Math.floor(r() * vocab.length)]!;
+    const docs: Doc[] = Array.from({ length: 180 }, (_, i) => ({
+      id: `d${i}`,
+      title: Array.from({ length: 1 + Math.floor(r() * 3) }, pick),
+      body: Array.from({ length: 2 + Math.floor(r() * 10) }, pick),
+    }));
+    const e = openEngine(dataDirPath(), { merges: 'off' });
+    await e.createCollection({ name: 'docs', fields: FIELDS.map((name) => ({ name, type: 'string' })) });
+    // three segments
+    for (let i = 0; i < docs.length; i += 60) {
+      await e.writeBatch(
+        'docs',
+        docs.slice(i, i + 60).map((d) => ({ kind: 'write' as const, action: 'create' as const, doc: { id: d.id, title: d.title.join(' '), body: d.body.join(' ') } })),
+      );
+    }
+
+    let checked = 0;
+    for (let i = 0; i < 120; i++) {
+      // words of one document, so that something matches and no word is dropped
+      const from = docs[Math.floor(r() * docs.length)]!;
+      const all = [...new Set([...from.title, ...from.body])];
+      const T = Math.min(all.length, 1 + Math.floor(r() * 3));
+      const words = all.sort(() => r() - 0.5).slice(0, T);
+      const typos = words.map(() => (r() < 0.3 ? 1 : 0));
+      const q = words.map((w, t) => (typos[t] ? w.slice(0, 2) + (w[2] === 'q' ? 'z' : 'q') + w.slice(3) : w)).join(' ');
+      const weights = r() < 0.5 ? [100, 99] : [Math.floor(r() * 5), Math.floor(r() * 5)];
+      const prioritizeExact = r() < 0.8;
+      const res = e.searchSync('docs', {
+        q,
+        query_by: 'title,body',
+        query_by_weights: weights.join(','),
+        prefix: 'false',
+        num_typos: '1',
+        prioritize_exact_match: String(prioritizeExact),
+        per_page: '250',
+      });
+      const want = rank(docs, words, typos, weights, prioritizeExact);
+      expect(res.found, q).toBe(want.length);
+      const got = res.hits!.map((h) => ({ id: h.document.id, score: h.text_match, info: h.text_match_info }));
+      expect(got, q).toEqual(want.map((w) => ({ id: w.id, score: w.score, info: w.info })));
+      checked += want.length;
+    }
+    expect(checked).toBeGreaterThan(500);
+    await e.close();
+  });
+});
