@@ -23,6 +23,8 @@ export const FIELD_TYPES = [
   'float[]',
   'bool',
   'bool[]',
+  'geopoint',
+  'geopoint[]',
   'image',
   'object',
   'object[]',
@@ -76,7 +78,7 @@ export interface CollectionRecord {
   next_field_id: number;
 }
 
-export type FieldKind = 'text' | 'number' | 'bool' | 'vector' | 'object' | 'image' | 'auto';
+export type FieldKind = 'text' | 'number' | 'bool' | 'geo' | 'vector' | 'object' | 'image' | 'auto';
 
 /** A compiled field: a FieldDef plus derived facts used on hot paths. */
 export interface Field extends FieldDef {
@@ -110,6 +112,9 @@ export function fieldKind(type: FieldType, numDim?: number, embed?: unknown): Fi
     case 'bool':
     case 'bool[]':
       return 'bool';
+    case 'geopoint':
+    case 'geopoint[]':
+      return 'geo';
     case 'object':
     case 'object[]':
       return 'object';
@@ -293,8 +298,8 @@ export function validateField(
   }
   const out: Omit<FieldDef, 'id'> = { name, type: t, optional, facet, sort, index, store, infix, stem, locale };
 
-  if (facet && ['object', 'object[]', 'image'].includes(t)) bad(`field \`${name}\`: type \`${t}\` cannot be a facet`);
-  if (sort && !['int32', 'int64', 'float', 'bool', 'string', 'auto', 'string*'].includes(t)) {
+  if (facet && ['object', 'object[]', 'image', 'geopoint', 'geopoint[]'].includes(t)) bad(`field \`${name}\`: type \`${t}\` cannot be a facet`);
+  if (sort && !['int32', 'int64', 'float', 'bool', 'string', 'auto', 'string*', 'geopoint', 'geopoint[]'].includes(t)) {
     bad(`field \`${name}\`: type \`${t}\` cannot be sorted on (only single-valued numbers, bools and strings)`);
   }
   if (stem && !['string', 'string[]', 'string*', 'auto'].includes(t)) bad(`field \`${name}\`: \`stem\` applies to string fields only`);

@@ -29,6 +29,7 @@ import { runHybrid } from './hybrid.js';
 import { highlightFields, hydrate, type SearchHit } from './hits.js';
 import { Sorter, type Hit } from './topk.js';
 import type { CandidateTable } from './candidates.js';
+import { geoDistances } from '../geo/sort.js';
 
 export type { SearchHit } from './hits.js';
 
@@ -91,7 +92,12 @@ export function search(plan: SearchPlan, queryVector?: Float32Array): SearchResp
   }
 
   const hfields = highlightFields(plan, candidates);
-  const show = (h: Hit): SearchHit => hydrate(store, schema, plan, h, hfields, !plan.textual);
+  const show = (h: Hit): SearchHit => {
+    const hit = hydrate(store, schema, plan, h, hfields, !plan.textual);
+    const geo = geoDistances(plan.userSort, segs[h.seg]!, h.ord);
+    if (geo) hit.geo_distance_meters = geo;
+    return hit;
+  };
   let pageHits: SearchHit[] | undefined;
   let grouped: SearchResponse['grouped_hits'];
   if (hits instanceof Groups) grouped = hits.harvest().map((g) => ({ group_key: g.key, hits: g.hits.map(show), found: g.found }));
