@@ -47,7 +47,8 @@ import { replicatedImport } from './cluster/import.js';
 import { currentCommand } from './clock.js';
 import { snapshot } from './storage/copy.js';
 import type { SearchScope } from './query/scope.js';
-import { filterSeqs, search, type SearchResponse } from './search/search.js';
+import { filterSeqs, search, type RankedPage, type SearchResponse } from './search/search.js';
+import { unionSearch, type UnionResponse } from './search/union.js';
 import { planSearch, type EmbeddingNeed } from './query/plan.js';
 import { deleteStopwords, getStopwords, listStopwords, putStopwords, type StopwordSet } from './stopwords/stopwords.js';
 import { naturalLanguageSearch, nlSearchModels, wantsNlQuery, type NlSearchModel } from './nlsearch/nlsearch.js';
@@ -415,13 +416,13 @@ export class Engine {
     return answer;
   }
 
-  private async searchNow(collection: string, raw: RawParams, scope?: SearchScope): Promise<SearchResponse> {
+  private async searchNow(collection: string, raw: RawParams, scope?: SearchScope, ranked?: (r: RankedPage) => void): Promise<SearchResponse> {
     // a spoken query is transcribed into q first (src/voice)
     const voice = raw.voice_query !== undefined ? await transcribeVoiceQuery(getRecord(this.store, collection), raw, this.embedEnv) : undefined;
     const params = parseSearchParams(voice ? voice.params : raw);
     const plan = planSearch(this.store, collection, params, scope);
     const queryVector = plan.embed ? await this.embedQuery(plan.embed, params) : undefined;
-    const res = search(plan, queryVector);
+    const res = search(plan, queryVector, ranked);
     if (voice) res.request_params = { ...res.request_params, voice_query: { transcribed_query: voice.text } } as SearchResponse['request_params'];
     return res;
   }
@@ -464,6 +465,24 @@ export class Engine {
       }
     }
     return { results };
+  }
+
+  /**
+   * A union of searches (search/union.ts): their hits merged into one ranked list, paged
+   * by `paging` (the request's page, per_page, offset, limit, limit_hits). `common`
+   * parameters apply to every search; `scope` too.
+   */
+  unionSearch(searches: unknown, paging: RawParams, common: RawParams = {}, scope?: SearchScope, opts: { removeDuplicates?: boolean } = {}): Promise<UnionResponse> {
+    return unionSearch(
+      searches,
+      paging,
+      async (collection, params) => {
+        let ranked: RankedPage | undefined;
+        const res = await this.searchNow(collection, { ...common, ...params }, scope, (r) => (ranked = r));
+        return { res, ranked: ranked ?? { clauses: [], keys: [] } };
+      },
+      opts.removeDuplicates ?? true,
+    );
   }
 
   /** Deletes every document matching `filterBy`, `batchSize` per transaction. */

@@ -47,8 +47,17 @@ export interface SearchResponse {
   [k: string]: unknown;
 }
 
-/** Runs a plan. `queryVector`: the embedding of plan.embed, when the plan needed one. */
-export function search(plan: SearchPlan, queryVector?: Float32Array): SearchResponse {
+/** What a union of searches (union.ts) needs of each: the page's sort keys and the clauses they follow. */
+export interface RankedPage {
+  clauses: SortClause[];
+  keys: (number | string)[][];
+}
+
+/**
+ * Runs a plan. `queryVector`: the embedding of plan.embed, when the plan needed one.
+ * `ranked`, when given, receives the page's sort keys (a union merges pages by them).
+ */
+export function search(plan: SearchPlan, queryVector?: Float32Array, ranked?: (r: RankedPage) => void): SearchResponse {
   const t0 = performance.now();
   const { store, schema, params } = plan;
   const snap = snapshot(store, schema.id);
@@ -101,7 +110,11 @@ export function search(plan: SearchPlan, queryVector?: Float32Array): SearchResp
   let pageHits: SearchHit[] | undefined;
   let grouped: SearchResponse['grouped_hits'];
   if (hits instanceof Groups) grouped = hits.harvest().map((g) => ({ group_key: g.key, hits: g.hits.map(show), found: g.found }));
-  else pageHits = hits.harvest().map(show);
+  else {
+    const page = hits.harvest();
+    ranked?.({ clauses, keys: page.map((h) => h.keys) });
+    pageHits = page.map(show);
+  }
   return {
     facet_counts: matches.facets.harvest(),
     found: grouping ? hits.size : matches.found,
