@@ -187,7 +187,18 @@ export class Engine {
   // Collections
   // -------------------------------------------------------------------------
 
-  createCollection(schema: unknown): Promise<CollectionInfo> {
+  /**
+   * Creates a collection from a schema, or, with `srcName`, with the schema of collection
+   * `srcName` under the name the body gives (`POST /collections?src_name=`; documents are
+   * not copied). The copied schema is settled here, so the replicated command carries it.
+   */
+  createCollection(schema: unknown, opts: { srcName?: string } = {}): Promise<CollectionInfo> {
+    if (opts.srcName !== undefined) {
+      const src = describeCollection(this.store, getRecord(this.store, opts.srcName));
+      if (!isPlainObject(schema) || typeof schema.name !== 'string') throw new FathomError('BAD_SCHEMA', 'a copy (`src_name`) needs the new collection\'s `name` in the body');
+      const { num_documents: _n, created_at: _c, ...copy } = src;
+      schema = { ...copy, name: schema.name };
+    }
     // (each node fetches the embedding models into its own directory as it applies this)
     return commit(this.store, { op: 'collection.create', schema }, () =>
       createCollection(this.store, schema, async (valid) => {
@@ -498,14 +509,18 @@ export class Engine {
     return { num_deleted: deleted };
   }
 
-  /** Applies `partial` to every document matching `filterBy`. */
-  async updateByFilter(collection: string, filterBy: string, partial: unknown, opts: WriteOptions = {}): Promise<{ num_updated: number }> {
+  /**
+   * Applies `partial` to every document matching `filterBy`. Answers the fields applied
+   * (as stored: coerced values, as a single update answers) and `num_updated`.
+   */
+  async updateByFilter(collection: string, filterBy: string, partial: unknown, opts: WriteOptions = {}): Promise<Record<string, unknown> & { num_updated: number }> {
     if (!filterBy || !filterBy.trim()) throw new FathomError('BAD_PARAMETER', 'filter_by is required to update documents by query');
     if (!partial || typeof partial !== 'object' || Array.isArray(partial)) throw new FathomError('BAD_DOCUMENT', 'the update must be a JSON object');
     if ('id' in (partial as object)) throw new FathomError('BAD_DOCUMENT', 'an update by filter cannot change `id`');
     const seqs = filterSeqs(this.store, collection, filterBy);
     const collId = getRecord(this.store, collection).id;
     let updated = 0;
+    let applied: Record<string, unknown> | undefined;
     for (let i = 0; i < seqs.length; i += DELETE_BATCH_SIZE) {
       const ops: BatchOp[] = [];
       for (const seq of seqs.slice(i, i + DELETE_BATCH_SIZE)) {
@@ -515,9 +530,14 @@ export class Engine {
       const results = await this.writeBatch(collection, ops);
       const failed = results.find((r) => !r.ok);
       if (failed && !failed.ok) throw failed.error;
+      const first = results[0];
+      if (first && first.ok && applied === undefined) {
+        applied = {};
+        for (const k of Object.keys(partial)) if (k in first.doc) applied[k] = first.doc[k];
+      }
       updated += results.length;
     }
-    return { num_updated: updated };
+    return { ...(applied ?? (partial as Record<string, unknown>)), num_updated: updated };
   }
 
   // -------------------------------------------------------------------------
@@ -533,7 +553,7 @@ export class Engine {
   listStopwords(): StopwordSet[] {
     return listStopwords(this.store);
   }
-  deleteStopwords(name: string): Promise<{ id: string }> {
+  deleteStopwords(name: string): Promise<{ id: string; name: string }> {
     return commit(this.store, { op: 'stopwords.delete', name }, () => deleteStopwords(this.store, name));
   }
 

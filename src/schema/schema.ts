@@ -298,7 +298,8 @@ export function validateField(
   }
   const out: Omit<FieldDef, 'id'> = { name, type: t, optional, facet, sort, index, store, infix, stem, locale };
 
-  if (facet && ['object', 'object[]', 'image', 'geopoint', 'geopoint[]'].includes(t)) bad(`field \`${name}\`: type \`${t}\` cannot be a facet`);
+  // (an object field with facet: true makes its leaves facets, as they are discovered)
+  if (facet && ['image', 'geopoint', 'geopoint[]'].includes(t)) bad(`field \`${name}\`: type \`${t}\` cannot be a facet`);
   if (sort && !['int32', 'int64', 'float', 'bool', 'string', 'auto', 'string*', 'geopoint', 'geopoint[]'].includes(t)) {
     bad(`field \`${name}\`: type \`${t}\` cannot be sorted on (only single-valued numbers, bools and strings)`);
   }
@@ -414,11 +415,18 @@ const COLLECTION_KEYS = new Set([
   'metadata',
 ]);
 
+/**
+ * Attributes a schema may carry that a new collection does not take: what a collection's
+ * answer reports (a schema copied from `GET /collections/:c` carries them), and the
+ * reference's shard count. Ignored, as the reference ignores them.
+ */
+const IGNORED_COLLECTION_KEYS = new Set(['num_documents', 'created_at', 'num_memory_shards']);
+
 /** Checks a user's collection schema; returns the record to store (without numeric ids). */
 export function validateCollectionSchema(raw: unknown): Omit<CollectionRecord, 'id' | 'created_at' | 'version'> {
   if (!isPlainObject(raw)) bad('the collection schema must be a JSON object');
   for (const k of Object.keys(raw)) {
-    if (!COLLECTION_KEYS.has(k)) bad(`unknown collection attribute \`${k}\``);
+    if (!COLLECTION_KEYS.has(k) && !IGNORED_COLLECTION_KEYS.has(k)) bad(`unknown collection attribute \`${k}\``);
   }
   const name = validateCollectionName(raw.name);
   if (!Array.isArray(raw.fields)) bad('`fields` must be an array of field definitions');

@@ -72,7 +72,7 @@ export function search(plan: SearchPlan, queryVector?: Float32Array, ranked?: (r
   const hits = grouping
     ? new Groups(segs, sorter, plan.groupFields, params.group_limit, plan.offset, plan.limit, clauseValue)
     : new TopHits(segs, sorter, plan.offset, plan.limit, clauseValue);
-  const matches = new Matches(hits, new Facets(segs, plan.facets, params.max_facet_values, params.highlight_start_tag, params.highlight_end_tag));
+  const matches = new Matches(hits, new Facets(segs, plan.facets, params.max_facet_values, params.highlight_start_tag, params.highlight_end_tag, plan.groupFields));
   let cutoff = false;
   const cutoffMs = params.search_cutoff_ms;
   const shouldStop = () => {
