@@ -49,6 +49,7 @@ import { snapshot } from './storage/copy.js';
 import type { SearchScope } from './query/scope.js';
 import { filterSeqs, search, type RankedPage, type SearchResponse } from './search/search.js';
 import { unionSearch, type UnionResponse } from './search/union.js';
+import { deleteDictionary, getDictionary, importDictionary, listDictionaries, parseDictionaryLines, type StemmingDictionary } from './stemming/dictionaries.js';
 import { planSearch, type EmbeddingNeed } from './query/plan.js';
 import { deleteStopwords, getStopwords, listStopwords, putStopwords, type StopwordSet } from './stopwords/stopwords.js';
 import { naturalLanguageSearch, nlSearchModels, wantsNlQuery, type NlSearchModel } from './nlsearch/nlsearch.js';
@@ -555,6 +556,28 @@ export class Engine {
   }
   deleteStopwords(name: string): Promise<{ id: string; name: string }> {
     return commit(this.store, { op: 'stopwords.delete', name }, () => deleteStopwords(this.store, name));
+  }
+
+  // -------------------------------------------------------------------------
+  // Stemming dictionaries
+  // -------------------------------------------------------------------------
+
+  /**
+   * Adds word -> root pairs to a stemming dictionary: JSON Lines text (an import body),
+   * checked and normalised here, or pairs already so (a replicated command).
+   */
+  importStemmingDictionary(id: string | undefined, lines: string | Array<[string, string]>): Promise<Array<{ word: string; root: string }>> {
+    const words = typeof lines === 'string' ? parseDictionaryLines(lines) : lines;
+    return commit(this.store, { op: 'stemdict.import', id: id ?? '', words }, () => importDictionary(this.store, id, words));
+  }
+  getStemmingDictionary(id: string): StemmingDictionary {
+    return getDictionary(this.store, id);
+  }
+  listStemmingDictionaries(): { dictionaries: string[] } {
+    return listDictionaries(this.store);
+  }
+  deleteStemmingDictionary(id: string): Promise<{ id: string }> {
+    return commit(this.store, { op: 'stemdict.delete', id }, () => deleteDictionary(this.store, id));
   }
 
   // -------------------------------------------------------------------------

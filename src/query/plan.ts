@@ -318,7 +318,7 @@ function queryWords(schema: Schema, params: SearchParams, fields: FieldSpec[], p
   const T = tokens.length;
   const fieldToks = fields.map((f) => fieldTokenizer(schema, f.field));
   const forField = tokens.map((t) =>
-    fields.map((f, fi) => (f.field.stem || f.field.locale !== fields[0]!.field.locale ? fieldToks[fi]!.normalizeWord(t) || t : t)),
+    fields.map((f, fi) => (f.field.stem || f.field.stem_dictionary || f.field.locale !== fields[0]!.field.locale ? fieldToks[fi]!.normalizeWord(t) || t : t)),
   );
   const typos = tokens.map((t, ti) => fields.map((f) => (inPhrase.has(ti) ? 0 : allowedTypos(t, f.numTypos, params.min_len_1typo, params.min_len_2typo))));
   const prefix = tokens.map((_t, ti) => fields.map((f) => ti === T - 1 && f.prefix && !inPhrase.has(ti)));

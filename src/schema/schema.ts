@@ -57,6 +57,8 @@ export interface FieldDef {
   async_reference?: boolean;
   cascade_delete?: boolean;
   range_index?: boolean;
+  /** A stemming dictionary (src/stemming) whose roots this text field indexes and searches. */
+  stem_dictionary?: string;
   /** Internal, stable id of this field within its collection (keys index data). */
   id: number;
 }
@@ -154,6 +156,12 @@ export class Schema {
   /** Fields the write hooks care about, computed once per schema version (hot: every write). */
   readonly vectorFields: Field[];
   readonly referenceFields: Field[];
+  /**
+   * The stemming dictionaries this schema's fields name, filled by catalog.ts compile from
+   * the data directory (a schema built elsewhere, as in the prepare worker, has none, and
+   * its batches are applied in the transaction instead: io/prepare.ts).
+   */
+  readonly stemDictionaries = new Map<string, { key: string; map: ReadonlyMap<string, string> }>();
 
   constructor(record: CollectionRecord) {
     this.record = record;
@@ -229,6 +237,7 @@ const FIELD_KEYS = new Set([
   'async_reference',
   'cascade_delete',
   'range_index',
+  'stem_dictionary',
   'drop',
 ]);
 
@@ -304,6 +313,11 @@ export function validateField(
     bad(`field \`${name}\`: type \`${t}\` cannot be sorted on (only single-valued numbers, bools and strings)`);
   }
   if (stem && !['string', 'string[]', 'string*', 'auto'].includes(t)) bad(`field \`${name}\`: \`stem\` applies to string fields only`);
+  if (raw.stem_dictionary !== undefined) {
+    if (typeof raw.stem_dictionary !== 'string' || raw.stem_dictionary === '') bad(`field \`${name}\`: \`stem_dictionary\` must be the name of a stemming dictionary`);
+    if (!['string', 'string[]', 'string*', 'auto'].includes(t)) bad(`field \`${name}\`: \`stem_dictionary\` applies to string fields only`);
+    out.stem_dictionary = raw.stem_dictionary;
+  }
   if (!index && !optional && !pattern) {
     bad(`field \`${name}\`: a field with \`index: false\` must also be \`optional: true\``);
   }

@@ -120,7 +120,7 @@ export function exclusionBytes(seg: LiveSegment, plan: SearchPlan, schema: Schem
     const ti = seg.reader.text(f.field.id);
     if (!ti) continue;
     const tok = fieldTokenizer(schema, f.field);
-    for (const words of excluded) markPhrase(ti, f.field.stem ? words.map((w) => tok.normalizeWord(w)) : words, false, out);
+    for (const words of excluded) markPhrase(ti, f.field.stem || f.field.stem_dictionary ? words.map((w) => tok.normalizeWord(w)) : words, false, out);
   }
   return out;
 }
