@@ -160,6 +160,22 @@ export const SEARCH_DEFAULTS = {
   max_query_tokens: 32,
 } as const;
 
+/** Geo search (src/geo). */
+export const GEO_DEFAULTS = {
+  /** The Earth's mean radius in meters: distances are great-circle (haversine) on this sphere. */
+  earthRadiusMeters: 6_371_008.8,
+  /**
+   * Points per leaf of a segment's k-d tree (src/geo/kdtree.ts). Range 1..: smaller leaves
+   * prune more finely and make the tree's node arrays no larger (they are implicit). Part of
+   * the segment format: a segment records the leaf size it was built with.
+   */
+  kdLeafSize: 64,
+  /** Vertices a filter polygon may have. Range 3... */
+  maxPolygonPoints: 10_000,
+  /** Shapes one geo filter condition may list. Range 1... */
+  maxShapes: 100,
+} as const;
+
 /** Vector search defaults (spec: Limits). */
 export const VECTOR_DEFAULTS = { ef: 10, alpha: 0.3, k: 0 } as const;
 

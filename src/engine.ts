@@ -47,7 +47,9 @@ import { replicatedImport } from './cluster/import.js';
 import { currentCommand } from './clock.js';
 import { snapshot } from './storage/copy.js';
 import type { SearchScope } from './query/scope.js';
-import { filterSeqs, search, type SearchResponse } from './search/search.js';
+import { filterSeqs, search, type RankedPage, type SearchResponse } from './search/search.js';
+import { unionSearch, type UnionResponse } from './search/union.js';
+import { deleteDictionary, getDictionary, importDictionary, listDictionaries, parseDictionaryLines, type StemmingDictionary } from './stemming/dictionaries.js';
 import { planSearch, type EmbeddingNeed } from './query/plan.js';
 import { deleteStopwords, getStopwords, listStopwords, putStopwords, type StopwordSet } from './stopwords/stopwords.js';
 import { naturalLanguageSearch, nlSearchModels, wantsNlQuery, type NlSearchModel } from './nlsearch/nlsearch.js';
@@ -186,7 +188,18 @@ export class Engine {
   // Collections
   // -------------------------------------------------------------------------
 
-  createCollection(schema: unknown): Promise<CollectionInfo> {
+  /**
+   * Creates a collection from a schema, or, with `srcName`, with the schema of collection
+   * `srcName` under the name the body gives (`POST /collections?src_name=`; documents are
+   * not copied). The copied schema is settled here, so the replicated command carries it.
+   */
+  createCollection(schema: unknown, opts: { srcName?: string } = {}): Promise<CollectionInfo> {
+    if (opts.srcName !== undefined) {
+      const src = describeCollection(this.store, getRecord(this.store, opts.srcName));
+      if (!isPlainObject(schema) || typeof schema.name !== 'string') throw new FathomError('BAD_SCHEMA', 'a copy (`src_name`) needs the new collection\'s `name` in the body');
+      const { num_documents: _n, created_at: _c, ...copy } = src;
+      schema = { ...copy, name: schema.name };
+    }
     // (each node fetches the embedding models into its own directory as it applies this)
     return commit(this.store, { op: 'collection.create', schema }, () =>
       createCollection(this.store, schema, async (valid) => {
@@ -415,13 +428,13 @@ export class Engine {
     return answer;
   }
 
-  private async searchNow(collection: string, raw: RawParams, scope?: SearchScope): Promise<SearchResponse> {
+  private async searchNow(collection: string, raw: RawParams, scope?: SearchScope, ranked?: (r: RankedPage) => void): Promise<SearchResponse> {
     // a spoken query is transcribed into q first (src/voice)
     const voice = raw.voice_query !== undefined ? await transcribeVoiceQuery(getRecord(this.store, collection), raw, this.embedEnv) : undefined;
     const params = parseSearchParams(voice ? voice.params : raw);
     const plan = planSearch(this.store, collection, params, scope);
     const queryVector = plan.embed ? await this.embedQuery(plan.embed, params) : undefined;
-    const res = search(plan, queryVector);
+    const res = search(plan, queryVector, ranked);
     if (voice) res.request_params = { ...res.request_params, voice_query: { transcribed_query: voice.text } } as SearchResponse['request_params'];
     return res;
   }
@@ -466,6 +479,24 @@ export class Engine {
     return { results };
   }
 
+  /**
+   * A union of searches (search/union.ts): their hits merged into one ranked list, paged
+   * by `paging` (the request's page, per_page, offset, limit, limit_hits). `common`
+   * parameters apply to every search; `scope` too.
+   */
+  unionSearch(searches: unknown, paging: RawParams, common: RawParams = {}, scope?: SearchScope, opts: { removeDuplicates?: boolean } = {}): Promise<UnionResponse> {
+    return unionSearch(
+      searches,
+      paging,
+      async (collection, params) => {
+        let ranked: RankedPage | undefined;
+        const res = await this.searchNow(collection, { ...common, ...params }, scope, (r) => (ranked = r));
+        return { res, ranked: ranked ?? { clauses: [], keys: [] } };
+      },
+      opts.removeDuplicates ?? true,
+    );
+  }
+
   /** Deletes every document matching `filterBy`, `batchSize` per transaction. */
   async deleteByFilter(collection: string, filterBy: string, batchSize = DELETE_BATCH_SIZE): Promise<{ num_deleted: number }> {
     if (!filterBy || !filterBy.trim()) throw new FathomError('BAD_PARAMETER', 'filter_by is required to delete documents by query');
@@ -479,14 +510,18 @@ export class Engine {
     return { num_deleted: deleted };
   }
 
-  /** Applies `partial` to every document matching `filterBy`. */
-  async updateByFilter(collection: string, filterBy: string, partial: unknown, opts: WriteOptions = {}): Promise<{ num_updated: number }> {
+  /**
+   * Applies `partial` to every document matching `filterBy`. Answers the fields applied
+   * (as stored: coerced values, as a single update answers) and `num_updated`.
+   */
+  async updateByFilter(collection: string, filterBy: string, partial: unknown, opts: WriteOptions = {}): Promise<Record<string, unknown> & { num_updated: number }> {
     if (!filterBy || !filterBy.trim()) throw new FathomError('BAD_PARAMETER', 'filter_by is required to update documents by query');
     if (!partial || typeof partial !== 'object' || Array.isArray(partial)) throw new FathomError('BAD_DOCUMENT', 'the update must be a JSON object');
     if ('id' in (partial as object)) throw new FathomError('BAD_DOCUMENT', 'an update by filter cannot change `id`');
     const seqs = filterSeqs(this.store, collection, filterBy);
     const collId = getRecord(this.store, collection).id;
     let updated = 0;
+    let applied: Record<string, unknown> | undefined;
     for (let i = 0; i < seqs.length; i += DELETE_BATCH_SIZE) {
       const ops: BatchOp[] = [];
       for (const seq of seqs.slice(i, i + DELETE_BATCH_SIZE)) {
@@ -496,9 +531,14 @@ export class Engine {
       const results = await this.writeBatch(collection, ops);
       const failed = results.find((r) => !r.ok);
       if (failed && !failed.ok) throw failed.error;
+      const first = results[0];
+      if (first && first.ok && applied === undefined) {
+        applied = {};
+        for (const k of Object.keys(partial)) if (k in first.doc) applied[k] = first.doc[k];
+      }
       updated += results.length;
     }
-    return { num_updated: updated };
+    return { ...(applied ?? (partial as Record<string, unknown>)), num_updated: updated };
   }
 
   // -------------------------------------------------------------------------
@@ -514,8 +554,30 @@ export class Engine {
   listStopwords(): StopwordSet[] {
     return listStopwords(this.store);
   }
-  deleteStopwords(name: string): Promise<{ id: string }> {
+  deleteStopwords(name: string): Promise<{ id: string; name: string }> {
     return commit(this.store, { op: 'stopwords.delete', name }, () => deleteStopwords(this.store, name));
+  }
+
+  // -------------------------------------------------------------------------
+  // Stemming dictionaries
+  // -------------------------------------------------------------------------
+
+  /**
+   * Adds word -> root pairs to a stemming dictionary: JSON Lines text (an import body),
+   * checked and normalised here, or pairs already so (a replicated command).
+   */
+  importStemmingDictionary(id: string | undefined, lines: string | Array<[string, string]>): Promise<Array<{ word: string; root: string }>> {
+    const words = typeof lines === 'string' ? parseDictionaryLines(lines) : lines;
+    return commit(this.store, { op: 'stemdict.import', id: id ?? '', words }, () => importDictionary(this.store, id, words));
+  }
+  getStemmingDictionary(id: string): StemmingDictionary {
+    return getDictionary(this.store, id);
+  }
+  listStemmingDictionaries(): { dictionaries: string[] } {
+    return listDictionaries(this.store);
+  }
+  deleteStemmingDictionary(id: string): Promise<{ id: string }> {
+    return commit(this.store, { op: 'stemdict.delete', id }, () => deleteDictionary(this.store, id));
   }
 
   // -------------------------------------------------------------------------

@@ -270,7 +270,7 @@ describe('actions', () => {
   it('delete and update by filter', async () => {
     const e = await books();
     for (let i = 0; i < 10; i++) await e.writeDocument('books', { id: `b${i}`, title: 't', author: i % 2 ? 'odd' : 'even', year: i });
-    expect(await e.updateByFilter('books', 'author:=odd', { rating: 5 })).toEqual({ num_updated: 5 });
+    expect(await e.updateByFilter('books', 'author:=odd', { rating: 5 })).toEqual({ rating: 5, num_updated: 5 });
     expect((await e.search('books', { q: '*', filter_by: 'rating:=5' })).found).toBe(5);
     expect(await e.deleteByFilter('books', 'year:<4', 2)).toEqual({ num_deleted: 4 });
     expect(e.getCollection('books').num_documents).toBe(6);

@@ -58,7 +58,10 @@ describe('collection schemas', () => {
   it('rejects a reference of a wrong type', () => rejects([{ name: 'r', type: 'float', reference: 'a.b' }], /reference field must be of type/));
   it('rejects a non-array reference inside object[]', () =>
     rejects([{ name: 'items', type: 'object[]' }, { name: 'items.pid', type: 'string', reference: 'p.id' }], /inside an object\[\] field must have an array type/, { enable_nested_fields: true }));
-  it('rejects facet on an object field', () => rejects([{ name: 'o', type: 'object', facet: true }], /cannot be a facet/, { enable_nested_fields: true }));
+  it('rejects facet on an image or geopoint field', () => {
+    rejects([{ name: 'i', type: 'image', facet: true }], /cannot be a facet/);
+    rejects([{ name: 'g', type: 'geopoint', facet: true }], /cannot be a facet/);
+  });
   it('rejects sorting on an array', () => rejects([{ name: 'a', type: 'int32[]', sort: true }], /cannot be sorted/));
   it('rejects index: false on a required field', () => rejects([{ name: 'a', type: 'string', index: false }], /must also be `optional: true`/));
   it('rejects multi-character token_separators', () => rejects([], /single characters/, { token_separators: ['ab'] }));

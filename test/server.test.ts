@@ -146,7 +146,7 @@ describe('the typesense client against fathom serve', () => {
   });
 
   it('updates and deletes documents by filter', async () => {
-    expect(await client.collections('books_copy').documents().update({ rating: 5 }, { filter_by: 'year:<1966' })).toEqual({ num_updated: 2 });
+    expect(await client.collections('books_copy').documents().update({ rating: 5 }, { filter_by: 'year:<1966' })).toEqual({ rating: 5, num_updated: 2 });
     expect(await client.collections('books_copy').documents().delete({ filter_by: 'rating:=5' })).toEqual({ num_deleted: 2 });
     expect((await client.collections('books_copy').retrieve()).num_documents).toBe(3);
   });
@@ -187,12 +187,12 @@ describe('the typesense client against fathom serve', () => {
 
   it('manages stopword sets that searches then apply', async () => {
     const put = await client.stopwords().upsert('common', { stopwords: ['The', 'of a'] });
-    expect(put).toMatchObject({ id: 'common', stopwords: ['the', 'of', 'a'] });
+    expect(put).toMatchObject({ id: 'common', name: 'common', stopwords: ['the', 'of', 'a'] });
     expect((await client.stopwords().retrieve()).stopwords.map((s) => s.id)).toContain('common');
     expect(await client.stopwords('common').retrieve()).toMatchObject({ stopwords: { id: 'common' } });
     const r = await client.collections('books').documents().search({ q: 'the hobbit', query_by: 'title', stopwords: 'common' } as never);
     expect(r.found).toBe(1);
-    expect(await client.stopwords('common').delete()).toEqual({ id: 'common' });
+    expect(await client.stopwords('common').delete()).toEqual({ id: 'common', name: 'common' });
   });
 
   it('reports debug, stats and metrics', async () => {

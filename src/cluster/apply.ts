@@ -30,6 +30,10 @@ export function applyCommand(engine: Engine, cmd: Command): Promise<unknown> {
       return engine.putStopwords(cmd.name, cmd.body);
     case 'stopwords.delete':
       return engine.deleteStopwords(cmd.name);
+    case 'stemdict.import':
+      return engine.importStemmingDictionary(cmd.id, cmd.words);
+    case 'stemdict.delete':
+      return engine.deleteStemmingDictionary(cmd.id);
     case 'docs.write':
       return engine.applyOps(cmd.collection, cmd.ops);
     case 'key.create':

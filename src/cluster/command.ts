@@ -25,6 +25,9 @@ export type Command =
   | { op: 'alias.delete'; name: string }
   | { op: 'stopwords.put'; name: string; body: unknown }
   | { op: 'stopwords.delete'; name: string }
+  /** A stemming dictionary's words, parsed and normalised by the node that received the import. */
+  | { op: 'stemdict.import'; id: string; words: Array<[string, string]> }
+  | { op: 'stemdict.delete'; id: string }
   | { op: 'docs.write'; collection: string; ops: BatchOp[] }
   /** A key's validated fields and what is stored of its value (its hash and prefix; the value only when kept). */
   | { op: 'key.create'; body: Record<string, unknown> }

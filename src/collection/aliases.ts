@@ -11,10 +11,15 @@ export interface AliasRecord {
   collection_name: string;
 }
 
-const NAME_RE = /^[^\s/?#%]{1,256}$/;
+/**
+ * An alias name is any 1-256 characters but control characters: as in the reference,
+ * names with spaces, '/', '?', '#' or '%' work, sent percent-encoded in URL paths (the
+ * clients encode them).
+ */
+const NAME_RE = /^[^\u0000-\u001f\u007f]{1,256}$/;
 
 export async function upsertAlias(store: Store, name: string, body: unknown): Promise<AliasRecord> {
-  if (!NAME_RE.test(name)) throw new FathomError('BAD_PARAMETER', `alias name \`${name}\` must be 1-256 characters without whitespace, '/', '?', '#' or '%'`);
+  if (!NAME_RE.test(name)) throw new FathomError('BAD_PARAMETER', `alias name ${JSON.stringify(name)} must be 1-256 characters without control characters`);
   if (!isPlainObject(body) || typeof body.collection_name !== 'string' || !body.collection_name) {
     throw new FathomError('BAD_REQUEST', 'the alias needs a `collection_name`');
   }

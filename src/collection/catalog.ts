@@ -4,6 +4,7 @@
  *
  * catalog.ts keeps collection records and aliases; writer.ts applies document batches.
  */
+import { dictionariesVersion, dictionaryMap } from '../stemming/dictionaries.js';
 import { FathomError } from '../errors.js';
 import { Schema, publicFields, validateCollectionSchema, type CollectionRecord } from '../schema/schema.js';
 import { nextCounter, write, type Store } from '../storage/store.js';
@@ -17,20 +18,31 @@ const schemas = new Map<string, Schema>();
 
 /** Compiled schema of a record, cached by (directory, collection id, version). */
 export function compile(store: Store, record: CollectionRecord): Schema {
-  const key = `${store.dir}\u0000${record.id}\u0000${record.version}`;
+  // a schema whose fields use stemming dictionaries carries their contents: keyed by their version too
+  const dicts = record.fields.some((f) => f.stem_dictionary) ? dictionariesVersion(store) : -1;
+  const key = `${store.dir}\u0000${record.id}\u0000${record.version}\u0000${dicts}`;
   let s = schemas.get(key);
   if (!s) {
     s = new Schema(record);
+    if (dicts >= 0) {
+      for (const f of record.fields) {
+        if (f.stem_dictionary && !s.stemDictionaries.has(f.stem_dictionary)) {
+          s.stemDictionaries.set(f.stem_dictionary, { key: `${f.stem_dictionary}@${store.dir}@${dicts}`, map: dictionaryMap(store, f.stem_dictionary) });
+        }
+      }
+    }
     schemas.set(key, s);
   }
   return s;
 }
 
 /** The tokenizer of a text field of this schema. */
-export function fieldTokenizer(schema: Schema, f: Pick<Field, 'locale' | 'stem'>): Tokenizer {
+export function fieldTokenizer(schema: Schema, f: Pick<Field, 'locale' | 'stem'> & { stem_dictionary?: string }): Tokenizer {
+  const dictionary = f.stem_dictionary ? schema.stemDictionaries.get(f.stem_dictionary) : undefined;
   return tokenizerFor({
     locale: f.locale,
     stem: f.stem,
+    ...(dictionary ? { dictionary } : {}),
     separators: schema.record.token_separators,
     symbols: schema.record.symbols_to_index,
   });

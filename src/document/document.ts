@@ -11,12 +11,13 @@ import { FathomError } from '../errors.js';
 import { isPlainObject } from '../json.js';
 import type { Field, FieldDef, FieldType, Schema } from '../schema/schema.js';
 import { checkImage, ImageError } from '../embed/image/format.js';
+import { coerceGeo } from '../geo/values.js';
 
 export type { DirtyValues } from '../defaults.js';
 import type { DirtyValues } from '../defaults.js';
 
 export type Scalar = string | number | bigint | boolean;
-export type IndexValue = Scalar | Scalar[] | number[];
+export type IndexValue = Scalar | Scalar[] | number[] | number[][];
 
 export interface PreparedDocument {
   id: string;
@@ -238,6 +239,7 @@ export function coerceValue(field: Pick<Field, 'name' | 'type' | 'num_dim'>, v: 
     }
     return { ok: true, value: v as string, changed: false };
   }
+  if (t === 'geopoint' || t === 'geopoint[]') return coerceGeo(field.name, t, v, coerce);
   if (t === 'object') return isPlainObject(v) ? { ok: true, value: [], changed: false } : mismatch();
   if (t === 'object[]') {
     return Array.isArray(v) && v.every((x) => isPlainObject(x)) ? { ok: true, value: [], changed: false } : mismatch();
@@ -466,6 +468,9 @@ function kindOf(t: FieldType) {
       return 'object';
     case 'image':
       return 'image';
+    case 'geopoint':
+    case 'geopoint[]':
+      return 'geo';
     default:
       return 'number';
   }

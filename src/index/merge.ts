@@ -19,6 +19,7 @@ import { MERGE_POLICY } from '../defaults.js';
 import { ByteWriter, encodeBlob, type Section } from './codec.js';
 import { StringTableBuilder, compareEntries } from '../termdict/table.js';
 import { isDeleted, type SegmentInfo } from './manifest.js';
+import { GeoAcc } from '../geo/column.js';
 import { TAG, SEGMENT_FORMAT, addValueSections, encodeSegment, type BuiltSegment, type FieldMeta, type SegmentMeta, type SegmentReader } from './segment.js';
 
 export interface MergeSource {
@@ -86,6 +87,7 @@ export function mergeSegments(sources: MergeSource[], keepField: (fieldId: numbe
   const bases = opts.concatenate === false ? null : blockBases(remap);
   for (const [fieldId, meta] of fieldMetas) {
     if (meta.kind === 'text') blobs.set(fieldId, mergeText(sources, fieldId, meta, remap, origin, n, bases));
+    else if (meta.kind === 'geo') blobs.set(fieldId, mergeGeo(sources, fieldId, origin, n));
     else blobs.set(fieldId, mergeNumeric(sources, fieldId, origin, n));
     metas.push(meta);
   }
@@ -372,4 +374,17 @@ function mergeNumeric(sources: MergeSource[], fieldId: number, origin: Origin, n
       [TAG.NUM_OFFSETS, offsets],
     ]),
   );
+}
+
+/** A geo field of the merged segment: the points in new ordinal order, and a new tree over them. */
+function mergeGeo(sources: MergeSource[], fieldId: number, origin: Origin, n: number): Uint8Array {
+  const cols = sources.map((s) => s.reader.geo(fieldId));
+  const acc = new GeoAcc();
+  for (let i = 0; i < n; i++) {
+    const c = cols[origin.src[i]!];
+    if (!c) continue;
+    const o = origin.ord[i]!;
+    if (c.has(o)) acc.addPairs(i, c.points, 2 * c.offsets[o]!, 2 * c.offsets[o + 1]!);
+  }
+  return acc.encode(n);
 }

@@ -17,6 +17,7 @@
  *            LENGTHS (tokens per document, or per array element)
  *            VALUES (raw strings; only for facet / sort fields)
  *   number   NUM (f64 per document, NaN when absent; ragged for arrays)
+ *   geo      the documents' points and a k-d tree over them (src/geo/column.ts; format 3)
  *
  * Postings of one term, ordinals ascending, all varints: first the documents, then the
  * positions of each document in the same order (so walking documents never reads
@@ -38,8 +39,14 @@ import { Blob, ByteReader, ByteWriter, encodeBlob, jsonSection, type Section } f
 import { HEADS_AFTER_WALKS, StringTable } from '../termdict/table.js';
 import { RADIX_ID_SPACE, radixSortIds } from '../termdict/radix.js';
 import { unionTables, type UnionTable } from '../termdict/union.js';
+import { GeoAcc, GeoColumn } from '../geo/column.js';
 
-export const SEGMENT_FORMAT = 2;
+/**
+ * The segment format: 1 kept each field in a value of its own, 2 nests them in one value,
+ * 3 adds `geo` fields (geopoint, geopoint[]). Readers take every format up to this one;
+ * every segment written (new or merged) is written in this one.
+ */
+export const SEGMENT_FORMAT = 3;
 
 /** Section tags. Never renumber: they are part of the on-disk format. */
 export const TAG = {
@@ -59,6 +66,7 @@ export const TAG = {
   VAL_DOC_OFFSETS: 23,
   NUM: 30,
   NUM_OFFSETS: 31,
+  // 40-44: a geo field's sections (src/geo/column.ts GEO_TAG)
   /** FIELD + fieldId: a field's blob nested in the segment blob (format 2). */
   FIELD: 0x10000,
 } as const;
@@ -67,7 +75,7 @@ export const ELEMENT_SHIFT = 65536;
 const MAX_POS_IN_ELEMENT = 65535;
 const MAX_ELEMENTS = 65535;
 
-export type ColumnKind = 'text' | 'number';
+export type ColumnKind = 'text' | 'number' | 'geo';
 
 export interface FieldMeta {
   id: number;
@@ -153,7 +161,7 @@ export function encodeSegment(meta: SegmentMeta, seqs: Uint32Array, fields: Map<
 
 /** Does this field get index data at all? */
 export function isIndexed(f: Field): boolean {
-  return f.index && f.id > 0 && (f.kind === 'text' || f.kind === 'number' || f.kind === 'bool');
+  return f.index && f.id > 0 && (f.kind === 'text' || f.kind === 'number' || f.kind === 'bool' || f.kind === 'geo');
 }
 
 function toNumber(v: unknown): number {
@@ -190,6 +198,7 @@ export class SegmentBuilder {
     const n = seqList.length;
     const texts = new Map<number, TextAcc>();
     const nums = new Map<number, NumAcc>();
+    const geos = new Map<number, GeoAcc>();
     const tokens: string[] = [];
 
     for (let ord = 0; ord < n; ord++) {
@@ -203,6 +212,10 @@ export class SegmentBuilder {
             texts.set(f.id, acc);
           }
           this.addText(acc, ord, v, acc.tok, tokens);
+        } else if (f.kind === 'geo') {
+          let acc = geos.get(f.id);
+          if (!acc) geos.set(f.id, (acc = new GeoAcc()));
+          acc.add(ord, v);
         } else {
           let acc = nums.get(f.id);
           if (!acc) {
@@ -232,6 +245,10 @@ export class SegmentBuilder {
       padNum(acc, n);
       blobs.set(acc.field.id, encodeNum(acc, n));
       metas.push({ id: acc.field.id, kind: 'number', isArray: acc.field.isArray, values: false });
+    }
+    for (const [id, acc] of geos) {
+      blobs.set(id, acc.encode(n));
+      metas.push({ id, kind: 'geo', isArray: true, values: false });
     }
     const seqs = Uint32Array.from(seqList);
     const meta: SegmentMeta = { v: SEGMENT_FORMAT, n, fields: metas };
@@ -650,6 +667,7 @@ export class SegmentReader {
   readonly fields = new Map<number, FieldMeta>();
   private texts = new Map<number, TextIndex | null>();
   private numerics = new Map<number, NumericColumn | null>();
+  private geos = new Map<number, GeoColumn | null>();
   private readonly blob: Blob;
 
   /** `load` reads a field blob stored on its own (format 1 segments). */
@@ -717,6 +735,17 @@ export class SegmentReader {
       const raw = m && m.kind === 'number' ? this.fieldBlob(fieldId) : undefined;
       c = raw ? new NumericColumn(new Blob(raw), m!.isArray) : null;
       this.numerics.set(fieldId, c);
+    }
+    return c;
+  }
+
+  geo(fieldId: number): GeoColumn | null {
+    let c = this.geos.get(fieldId);
+    if (c === undefined) {
+      const m = this.fields.get(fieldId);
+      const raw = m && m.kind === 'geo' ? this.fieldBlob(fieldId) : undefined;
+      c = raw ? new GeoColumn(new Blob(raw)) : null;
+      this.geos.set(fieldId, c);
     }
     return c;
   }

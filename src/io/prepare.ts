@@ -62,7 +62,8 @@ export function prepareBatch(req: PrepareRequest, schema: Schema = new Schema(re
   const failedIds: string[] = [];
   const builder = new SegmentBuilder();
   const mode = req.dirty ?? schema.defaultDirtyValues;
-  let fallback: string | null = req.action === 'update' ? 'update' : null;
+  // (a field's stemming dictionary is read from the data directory, which the worker does not open)
+  let fallback: string | null = req.action === 'update' ? 'update' : schema.record.fields.some((f) => f.stem_dictionary) ? 'a stemming dictionary' : null;
   for (let i = 0; i < count && fallback === null; i++) {
     let id: string | null = null;
     try {

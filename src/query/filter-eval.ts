@@ -14,6 +14,8 @@ import { fieldTokenizer } from '../collection/catalog.js';
 import { ELEMENT_SHIFT, type PostingCursor, type TextIndex } from '../index/segment.js';
 import type { LiveSegment } from '../index/manifest.js';
 import type { FilterNode, FilterOp } from './filter.js';
+import { parseGeoShapes } from '../geo/filter.js';
+import type { GeoShape } from '../geo/geo.js';
 
 type Compiled =
   | { kind: 'and' | 'or'; children: Compiled[] }
@@ -22,6 +24,8 @@ type Compiled =
   | { kind: 'ids'; seqs: Set<number>; negated: boolean }
   | { kind: 'text'; field: Field; op: FilterOp; phrases: string[][]; negated: boolean }
   | { kind: 'num'; field: Field; op: FilterOp; values: number[]; ranges: Array<[number, number]>; negated: boolean }
+  | { kind: 'geo'; field: Field; shapes: GeoShape[] }
+  | { kind: 'geoExists'; field: Field }
   | { kind: 'join'; evaluate: (seg: LiveSegment) => Uint8Array };
 
 export interface CompiledFilter {
@@ -72,6 +76,12 @@ export function compileFilter(node: FilterNode, schema: Schema, store: Store, jo
       return n.negated ? { kind: 'all' } : { kind: 'none' };
     }
     if (!field.index) bad(n, `field \`${field.name}\` has \`index: false\`, so it cannot be filtered`);
+    if (field.kind === 'geo') {
+      if (n.op === 'exists') return { kind: 'geoExists', field };
+      if (n.op !== 'match' || n.negated) bad(n, `\`${field.name}\` is a geopoint field: only \`${field.name}:(...)\` filters it (no \`=\`, \`!\` or comparisons)`);
+      return { kind: 'geo', field, shapes: parseGeoShapes(field.name, n.values, n.pos) };
+    }
+    if (n.values.some((v) => v.paren)) bad(n, 'unexpected `(` in a value; wrap values that contain parentheses in backquotes');
     if (field.kind === 'text') {
       if (['gt', 'gte', 'lt', 'lte'].includes(n.op)) bad(n, `\`${field.name}\` is a string field; comparisons like > and < need a numeric field`);
       if (n.values.some((v) => v.value === undefined)) bad(n, `\`${field.name}\` is a string field; ranges need a numeric field`);
@@ -133,6 +143,17 @@ function evalNode(c: Compiled, seg: LiveSegment): Uint8Array {
         if (o >= 0) out[o] = 1;
       }
       return c.negated ? invert(out) : out;
+    }
+    case 'geo': {
+      const out = new Uint8Array(n);
+      seg.reader.geo(c.field.id)?.markShapes(c.shapes, out);
+      return out;
+    }
+    case 'geoExists': {
+      const out = new Uint8Array(n);
+      const col = seg.reader.geo(c.field.id);
+      if (col) for (let d = 0; d < n; d++) if (col.has(d)) out[d] = 1;
+      return out;
     }
     case 'num':
       return evalNum(c, seg);

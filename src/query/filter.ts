@@ -8,7 +8,7 @@
  *   op        := '=' | '!=' | '>' | '>=' | '<' | '<=' | '!'
  *   operand   := '*' | '[' item (',' item)* ']' | value
  *   item      := value | value '..' value
- *   value     := '`' any text '`' | bare text up to && || ) ] ,
+ *   value     := '`' any text '`' | '(' text ')' | bare text up to && || ) ] ,
  *
  * Errors name the position (0-based character offset) where parsing failed. Nesting is
  * bounded (INPUT_LIMITS.maxFilterDepth).
@@ -21,6 +21,8 @@ export type FilterOp = 'match' | 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'ex
 export interface FilterValue {
   /** A single value, or a range lo..hi. */
   value?: string;
+  /** The value was written in parentheses, `(48.85, 2.34, 5 km)`: a geo shape (src/geo/filter.ts). */
+  paren?: boolean;
   lo?: string;
   hi?: string;
 }
@@ -178,7 +180,7 @@ export function parseFilter(src: string): FilterNode {
           values.push({ lo: v, hi });
         } else {
           if (v === '') err(itemStart, 'expected a value in the list');
-          values.push({ value: v });
+          values.push(lastParen ? { value: v, paren: true } : { value: v });
         }
         ws();
         if (src[i] === ',') {
@@ -202,12 +204,27 @@ export function parseFilter(src: string): FilterNode {
     if (v === '*' && op === 'match' && !negated) return { kind: 'cond', field, op: 'exists', values: [], list: false, negated: false, pos: start };
     if (negated && op === 'ne') op = 'eq';
     else if (negated && op === 'match') op = 'eq';
-    return { kind: 'cond', field, op, values: [{ value: v }], list: false, negated, pos: start };
+    return { kind: 'cond', field, op, values: [lastParen ? { value: v, paren: true } : { value: v }], list: false, negated, pos: start };
   };
 
-  /** Reads a backquoted or bare value. Bare values end at && || ) and, in lists, at , ] or `..`. */
+  /** Whether the last value read was parenthesised. */
+  let lastParen = false;
+
+  /** Reads a backquoted, parenthesised or bare value. Bare values end at && || ) and, in lists, at , ] or `..`. */
   const readValue = (inList: boolean): string => {
     ws();
+    lastParen = false;
+    if (src[i] === '(') {
+      // a geo shape: everything up to the matching `)`, kept with its parentheses
+      const open = i;
+      const close = src.indexOf(')', i + 1);
+      if (close < 0) err(open, 'expected `)` to close the `(` of this value');
+      const inner = src.slice(i + 1, close);
+      if (inner.includes('(')) err(open, 'unexpected `(` inside a parenthesised value');
+      i = close + 1;
+      lastParen = true;
+      return src.slice(open, i);
+    }
     if (src[i] === '`') {
       const end = src.indexOf('`', i + 1);
       if (end < 0) err(i, 'unclosed backquote');

@@ -9,6 +9,7 @@
 import { FathomError } from '../errors.js';
 import { parseFieldList } from './fields.js';
 import { parameter } from './parameters.js';
+import { checkCompatParams } from './compat.js';
 
 export interface SearchParams {
   q: string;
@@ -48,6 +49,11 @@ export interface SearchParams {
   /** The vector rank's weight in hybrid search (a vector_query's own `alpha` wins). */
   alpha: number;
   exhaustive_search: boolean;
+  /** Checked in compat.ts: the one value of each that Fathom implements, or a strategy whose answer exact counting gives. */
+  text_match_type: 'max_score';
+  prioritize_token_position: false;
+  infix: 'off';
+  facet_strategy: 'exhaustive' | 'top_values' | 'automatic';
   /** Raw parameters as received (for request_params and extensions). */
   raw: Record<string, unknown>;
 }
@@ -127,6 +133,7 @@ export function parseCacheParams(raw: RawParams): { use: boolean; ttlMs: number 
 }
 
 export function parseSearchParams(raw: RawParams): SearchParams {
+  checkCompatParams(raw);
   const q = str(raw, 'q');
   const queryBy = parseFieldList(str(raw, 'query_by')) ?? [];
   const vectorQuery = str(raw, 'vector_query');
@@ -160,6 +167,8 @@ export function parseSearchParams(raw: RawParams): SearchParams {
   const alpha = num(raw, 'alpha');
   const alphaRange = parameter('alpha');
   if (alpha !== undefined && (alpha < alphaRange.min! || alpha > alphaRange.max!)) bad('parameter `alpha` must be between 0 and 1');
+  // exhaustive_search: every typo level is tried whatever was found, with every candidate term
+  const exhaustive = boolParam(raw, 'exhaustive_search');
   const start = str(raw, 'highlight_start_tag');
   const end = str(raw, 'highlight_end_tag');
   return {
@@ -170,11 +179,15 @@ export function parseSearchParams(raw: RawParams): SearchParams {
     num_typos: numTypos,
     min_len_1typo: intParam(raw, 'min_len_1typo'),
     min_len_2typo: intParam(raw, 'min_len_2typo'),
-    typo_tokens_threshold: intParam(raw, 'typo_tokens_threshold'),
+    typo_tokens_threshold: exhaustive ? parameter('typo_tokens_threshold').max! : intParam(raw, 'typo_tokens_threshold'),
     drop_tokens_threshold: intParam(raw, 'drop_tokens_threshold'),
     prioritize_exact_match: boolParam(raw, 'prioritize_exact_match'),
-    max_candidates: intParam(raw, 'max_candidates'),
-    exhaustive_search: boolParam(raw, 'exhaustive_search'),
+    max_candidates: exhaustive ? parameter('max_candidates').max! : intParam(raw, 'max_candidates'),
+    exhaustive_search: exhaustive,
+    text_match_type: 'max_score',
+    prioritize_token_position: false,
+    infix: 'off',
+    facet_strategy: (str(raw, 'facet_strategy')?.trim() || parameter('facet_strategy').default) as SearchParams['facet_strategy'],
     filter_by: str(raw, 'filter_by') || undefined,
     sort_by: str(raw, 'sort_by') || undefined,
     facet_by: parseFieldList(str(raw, 'facet_by')) ?? [],

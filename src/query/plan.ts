@@ -18,7 +18,7 @@ import { compileFilter, type CompiledFilter } from './filter-eval.js';
 import { parseSort, type SortClause } from './sort.js';
 import { parseQ } from './q.js';
 import type { SearchParams } from './params.js';
-import { checkVisible, joinLists, scopedFilter, type SearchScope } from './scope.js';
+import { checkVisible, hiddenBy, joinLists, scopedFilter, type SearchScope } from './scope.js';
 import { parseVectorQuery, type VectorQuery } from '../vector/vquery.js';
 import { SEARCH_DEFAULTS } from '../defaults.js';
 import { decorateWithJoins, joinResolver, parseJoinIncludes } from '../join/join.js';
@@ -143,7 +143,7 @@ export function planSearch(store: Store, collection: string, params: SearchParam
   const decorate = joinIncludes.length > 0 ? (doc: Record<string, unknown>, seq: number) => decorateWithJoins(store, schema, joinIncludes, doc, seq) : undefined;
   const userSort = params.sort_by ? parseSort(params.sort_by, schema) : undefined;
   checkVisible(scope, schema, params, ownFilter, userSort);
-  const facets = facetSpecs(schema, params);
+  const facets = facetSpecs(schema, params, scope);
   const groupFields = (params.group_by ?? []).map((name) => {
     const f = schema.field(name);
     if (!f) bad(`group_by: no field named \`${name}\``);
@@ -244,22 +244,47 @@ function sortVector(schema: Schema, expr: string): SortVector {
   return { field, q: Float32Array.from(vq.vector) };
 }
 
-function facetSpecs(schema: Schema, params: SearchParams): FacetSpec[] {
+function facetSpecs(schema: Schema, params: SearchParams, scope: SearchScope | undefined): FacetSpec[] {
+  const names = expandFacetFields(schema, params.facet_by, hiddenBy(scope));
   let fq: { field: string; text: string } | undefined;
   if (params.facet_query) {
     const colon = params.facet_query.indexOf(':');
     if (colon < 0) bad('facet_query must look like `field:text`');
     fq = { field: params.facet_query.slice(0, colon).trim(), text: params.facet_query.slice(colon + 1).trim() };
-    if (!params.facet_by.includes(fq.field)) bad(`facet_query: field \`${fq.field}\` is not in facet_by`);
+    if (!names.includes(fq.field)) bad(`facet_query: field \`${fq.field}\` is not in facet_by`);
   }
-  return params.facet_by.map((name) => {
+  return names.map((name) => {
     const field = schema.field(name);
     if (!field) bad(`facet_by: no field named \`${name}\` in collection \`${schema.name}\``);
     if (!field.facet) bad(`facet_by: field \`${name}\` is not a facet field (declare it with \`facet: true\`)`);
+    if (field.kind === 'object') bad(`facet_by: \`${name}\` is an object field; facet on its leaves, e.g. \`${name}.<key>\``);
     const spec: FacetSpec = { field };
     if (fq && fq.field === name) spec.query = fieldTokenizer(schema, { locale: field.locale, stem: false }).tokens(fq.text);
     return spec;
   });
+}
+
+/**
+ * facet_by names, with `*` standing for any characters: `*` is every facetable field (as
+ * InstantSearch's dynamic widgets ask), `*_facet` those ending so. A name without `*` is
+ * kept as given (and refused below when it is no facet field); a pattern takes only the
+ * concrete facetable fields it matches, and may match none.
+ */
+function expandFacetFields(schema: Schema, names: string[], hidden: ((name: string) => boolean) | undefined): string[] {
+  const out: string[] = [];
+  for (const name of names) {
+    if (!name.includes('*')) {
+      if (!out.includes(name)) out.push(name);
+      continue;
+    }
+    const re = new RegExp(`^${name.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    for (const f of schema.fields) {
+      // (a field a scoped key hides is no facet of a pattern: its values would show)
+      if (f.pattern || !f.facet || f.id <= 0 || !['text', 'number', 'bool'].includes(f.kind) || hidden?.(f.name)) continue;
+      if (re.test(f.name) && !out.includes(f.name)) out.push(f.name);
+    }
+  }
+  return out;
 }
 
 function loadStopwords(store: Store, name: string | undefined): Set<string> | undefined {
@@ -293,7 +318,7 @@ function queryWords(schema: Schema, params: SearchParams, fields: FieldSpec[], p
   const T = tokens.length;
   const fieldToks = fields.map((f) => fieldTokenizer(schema, f.field));
   const forField = tokens.map((t) =>
-    fields.map((f, fi) => (f.field.stem || f.field.locale !== fields[0]!.field.locale ? fieldToks[fi]!.normalizeWord(t) || t : t)),
+    fields.map((f, fi) => (f.field.stem || f.field.stem_dictionary || f.field.locale !== fields[0]!.field.locale ? fieldToks[fi]!.normalizeWord(t) || t : t)),
   );
   const typos = tokens.map((t, ti) => fields.map((f) => (inPhrase.has(ti) ? 0 : allowedTypos(t, f.numTypos, params.min_len_1typo, params.min_len_2typo))));
   const prefix = tokens.map((_t, ti) => fields.map((f) => ti === T - 1 && f.prefix && !inPhrase.has(ti)));

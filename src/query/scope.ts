@@ -136,7 +136,7 @@ export function checkVisible(
     if (hidden(name)) refuse(name, 'query_by');
   }
   if (requestFilter) for (const name of filterFields(requestFilter, [])) if (hidden(name)) refuse(name, 'filter_by');
-  for (const c of sort ?? []) if (c.kind === 'field' && hidden(c.field.name)) refuse(c.field.name, 'sort_by');
+  for (const c of sort ?? []) if ((c.kind === 'field' || c.kind === 'geo') && hidden(c.field.name)) refuse(c.field.name, 'sort_by');
   for (const spec of params.facet_by) {
     const name = spec.replace(/\(.*$/s, '').trim();
     if (hidden(name)) refuse(name, 'facet_by');

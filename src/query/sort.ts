@@ -6,6 +6,7 @@
 import { SEARCH_DEFAULTS } from '../defaults.js';
 import { FathomError } from '../errors.js';
 import type { Field, Schema } from '../schema/schema.js';
+import { parseGeoSort, type GeoSort } from '../geo/sort.js';
 
 export type SortClause =
   | { kind: 'field'; field: Field; dir: 1 | -1 }
@@ -14,7 +15,8 @@ export type SortClause =
   | { kind: 'vector_distance'; dir: 1 | -1 }
   | { kind: 'vector_query'; expr: string; dir: 1 | -1 }
   | { kind: 'group_found'; dir: 1 | -1 }
-  | { kind: 'join'; collection: string; field: string; dir: 1 | -1 };
+  | { kind: 'join'; collection: string; field: string; dir: 1 | -1 }
+  | GeoSort;
 
 function bad(msg: string): never {
   throw new FathomError('BAD_SORT', `sort_by: ${msg}`);
@@ -67,13 +69,21 @@ export function parseSort(src: string, schema: Schema): SortClause[] {
     let name = c.slice(0, colon).trim();
     const dir = direction(c.slice(colon + 1), c);
     const paren = name.indexOf('(');
-    if (paren > 0) name = name.slice(0, paren); // options such as _text_match(buckets: 10) are accepted and ignored
+    if (paren > 0) {
+      const geo = schema.field(name.slice(0, paren).trim());
+      if (geo && geo.kind === 'geo') {
+        if (!name.endsWith(')')) bad(`\`${c}\`: expected \`)\` to close \`${geo.name}(\``);
+        return parseGeoSort(geo, name.slice(paren + 1, -1), dir);
+      }
+      name = name.slice(0, paren); // options such as _text_match(buckets: 10) are accepted and ignored
+    }
     if (name === '_text_match') return { kind: 'text_match', dir };
     if (name === '_seq_id') return { kind: 'seq', dir };
     if (name === '_vector_distance') return { kind: 'vector_distance', dir };
     if (name === '_group_found') return { kind: 'group_found', dir };
     const field = schema.field(name);
     if (!field) bad(`no field named \`${name}\` in collection \`${schema.name}\``);
+    if (field.kind === 'geo') bad(`\`${name}\` is a geopoint field: sort by distance from a point with \`${name}(lat, lng):asc\``);
     if (field.isArray || field.type === 'string*') bad(`\`${name}\` holds several values per document and cannot be sorted on`);
     if (!field.sort || !field.index) {
       bad(`field \`${name}\` is not sortable${field.kind === 'text' ? ' (declare it with `sort: true`)' : ''}`);

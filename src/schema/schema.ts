@@ -24,6 +24,8 @@ export const FIELD_TYPES = [
   'float[]',
   'bool',
   'bool[]',
+  'geopoint',
+  'geopoint[]',
   'image',
   'object',
   'object[]',
@@ -56,6 +58,8 @@ export interface FieldDef {
   async_reference?: boolean;
   cascade_delete?: boolean;
   range_index?: boolean;
+  /** A stemming dictionary (src/stemming) whose roots this text field indexes and searches. */
+  stem_dictionary?: string;
   /** Internal, stable id of this field within its collection (keys index data). */
   id: number;
 }
@@ -77,7 +81,7 @@ export interface CollectionRecord {
   next_field_id: number;
 }
 
-export type FieldKind = 'text' | 'number' | 'bool' | 'vector' | 'object' | 'image' | 'auto';
+export type FieldKind = 'text' | 'number' | 'bool' | 'geo' | 'vector' | 'object' | 'image' | 'auto';
 
 /** A compiled field: a FieldDef plus derived facts used on hot paths. */
 export interface Field extends FieldDef {
@@ -111,6 +115,9 @@ export function fieldKind(type: FieldType, numDim?: number, embed?: unknown): Fi
     case 'bool':
     case 'bool[]':
       return 'bool';
+    case 'geopoint':
+    case 'geopoint[]':
+      return 'geo';
     case 'object':
     case 'object[]':
       return 'object';
@@ -150,6 +157,12 @@ export class Schema {
   /** Fields the write hooks care about, computed once per schema version (hot: every write). */
   readonly vectorFields: Field[];
   readonly referenceFields: Field[];
+  /**
+   * The stemming dictionaries this schema's fields name, filled by catalog.ts compile from
+   * the data directory (a schema built elsewhere, as in the prepare worker, has none, and
+   * its batches are applied in the transaction instead: io/prepare.ts).
+   */
+  readonly stemDictionaries = new Map<string, { key: string; map: ReadonlyMap<string, string> }>();
 
   constructor(record: CollectionRecord) {
     this.record = record;
@@ -225,6 +238,7 @@ const FIELD_KEYS = new Set([
   'async_reference',
   'cascade_delete',
   'range_index',
+  'stem_dictionary',
   'drop',
 ]);
 
@@ -294,11 +308,17 @@ export function validateField(
   }
   const out: Omit<FieldDef, 'id'> = { name, type: t, optional, facet, sort, index, store, infix, stem, locale };
 
-  if (facet && ['object', 'object[]', 'image'].includes(t)) bad(`field \`${name}\`: type \`${t}\` cannot be a facet`);
-  if (sort && !['int32', 'int64', 'float', 'bool', 'string', 'auto', 'string*'].includes(t)) {
+  // (an object field with facet: true makes its leaves facets, as they are discovered)
+  if (facet && ['image', 'geopoint', 'geopoint[]'].includes(t)) bad(`field \`${name}\`: type \`${t}\` cannot be a facet`);
+  if (sort && !['int32', 'int64', 'float', 'bool', 'string', 'auto', 'string*', 'geopoint', 'geopoint[]'].includes(t)) {
     bad(`field \`${name}\`: type \`${t}\` cannot be sorted on (only single-valued numbers, bools and strings)`);
   }
   if (stem && !['string', 'string[]', 'string*', 'auto'].includes(t)) bad(`field \`${name}\`: \`stem\` applies to string fields only`);
+  if (raw.stem_dictionary !== undefined) {
+    if (typeof raw.stem_dictionary !== 'string' || raw.stem_dictionary === '') bad(`field \`${name}\`: \`stem_dictionary\` must be the name of a stemming dictionary`);
+    if (!['string', 'string[]', 'string*', 'auto'].includes(t)) bad(`field \`${name}\`: \`stem_dictionary\` applies to string fields only`);
+    out.stem_dictionary = raw.stem_dictionary;
+  }
   if (!index && !optional && !pattern) {
     bad(`field \`${name}\`: a field with \`index: false\` must also be \`optional: true\``);
   }
@@ -410,11 +430,18 @@ const COLLECTION_KEYS = new Set([
   'metadata',
 ]);
 
+/**
+ * Attributes a schema may carry that a new collection does not take: what a collection's
+ * answer reports (a schema copied from `GET /collections/:c` carries them), and the
+ * reference's shard count. Ignored, as the reference ignores them.
+ */
+const IGNORED_COLLECTION_KEYS = new Set(['num_documents', 'created_at', 'num_memory_shards']);
+
 /** Checks a user's collection schema; returns the record to store (without numeric ids). */
 export function validateCollectionSchema(raw: unknown): Omit<CollectionRecord, 'id' | 'created_at' | 'version'> {
   if (!isPlainObject(raw)) bad('the collection schema must be a JSON object');
   for (const k of Object.keys(raw)) {
-    if (!COLLECTION_KEYS.has(k)) bad(`unknown collection attribute \`${k}\``);
+    if (!COLLECTION_KEYS.has(k) && !IGNORED_COLLECTION_KEYS.has(k)) bad(`unknown collection attribute \`${k}\``);
   }
   const name = validateCollectionName(raw.name);
   if (!Array.isArray(raw.fields)) bad('`fields` must be an array of field definitions');

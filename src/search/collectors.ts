@@ -146,14 +146,19 @@ export class Groups implements Collector<Group[]> {
 export class Facets implements Collector<FacetResult[]> {
   private readonly counter: FacetCounter;
 
+  /** `groupFields`: under group_by, a value counts the groups that hold it (facets.ts). */
   constructor(
     private readonly segs: LiveSegment[],
     specs: FacetSpec[],
     private readonly maxValues: number,
     private readonly startTag: string,
     private readonly endTag: string,
+    groupFields: Field[] = [],
   ) {
-    this.counter = new FacetCounter(specs);
+    this.counter = new FacetCounter(
+      specs,
+      groupFields.length > 0 ? (segIndex, ord) => JSON.stringify(groupFields.map((f) => groupValue(segs[segIndex]!, f, ord))) : undefined,
+    );
   }
 
   get empty(): boolean {

@@ -31,6 +31,8 @@ interface FieldAcc {
   /** per-segment value counts, folded into `text` at the end */
   segCounts: Map<number, Int32Array>;
   nums: Map<number, number>;
+  /** Under group_by: per value, the groups that have it (a value counts groups, not documents). */
+  groups: Map<string | number, Set<string>> | null;
   min: number;
   max: number;
   sum: number;
@@ -39,7 +41,14 @@ interface FieldAcc {
 
 export class FacetCounter {
   private accs: FieldAcc[];
-  constructor(specs: FacetSpec[]) {
+  /**
+   * `groupOf`, under group_by: a document's group key. Each facet value then counts the
+   * groups among the matches that hold it, as the reference counts them.
+   */
+  constructor(
+    specs: FacetSpec[],
+    private readonly groupOf?: (segIndex: number, ord: number) => string,
+  ) {
     this.accs = specs.map((spec) => ({
       spec,
       lastSeg: -1,
@@ -49,6 +58,7 @@ export class FacetCounter {
       text: new Map(),
       segCounts: new Map(),
       nums: new Map(),
+      groups: groupOf ? new Map() : null,
       min: Infinity,
       max: -Infinity,
       sum: 0,
@@ -62,6 +72,7 @@ export class FacetCounter {
 
   /** Hot: once per matching document when facets are asked for. */
   add(segIndex: number, seg: LiveSegment, ord: number): void {
+    const group = this.groupOf ? this.groupOf(segIndex, ord) : undefined;
     for (const a of this.accs) {
       const f = a.spec.field;
       if (a.lastSeg !== segIndex) {
@@ -84,13 +95,19 @@ export class FacetCounter {
         if (!ti) continue;
         const counts = a.lastCounts!;
         const { offsets, values } = ti.valueIds!;
+        if (group !== undefined) {
+          const strs = ti.valueStrings();
+          for (let k = offsets[ord]!; k < offsets[ord + 1]!; k++) addGroup(a.groups!, strs[values[k]!]!, group);
+          continue;
+        }
         for (let k = offsets[ord]!; k < offsets[ord + 1]!; k++) counts[values[k]!]!++;
       } else {
         const col = a.lastNum;
         if (!col) continue;
         for (let k = col.offsets[ord]!; k < col.offsets[ord + 1]!; k++) {
           const v = col.values[k]!;
-          a.nums.set(v, (a.nums.get(v) ?? 0) + 1);
+          if (group !== undefined) addGroup(a.groups!, v, group);
+          else a.nums.set(v, (a.nums.get(v) ?? 0) + 1);
           if (v < a.min) a.min = v;
           if (v > a.max) a.max = v;
           a.sum += v;
@@ -104,7 +121,9 @@ export class FacetCounter {
     return this.accs.map((a) => {
       const f = a.spec.field;
       let entries: Array<[string, number]>;
-      if (f.kind === 'text') {
+      if (a.groups) {
+        entries = [...a.groups.entries()].map(([v, g]) => [typeof v === 'number' ? formatNumber(v, f) : v, g.size]);
+      } else if (f.kind === 'text') {
         for (const [segIndex, counts] of a.segCounts) {
           const strs = segs[segIndex]!.reader.text(f.id)!.valueStrings();
           for (let i = 0; i < counts.length; i++) if (counts[i]! > 0) a.text.set(strs[i]!, (a.text.get(strs[i]!) ?? 0) + counts[i]!);
@@ -139,6 +158,12 @@ export class FacetCounter {
       };
     });
   }
+}
+
+function addGroup(groups: Map<string | number, Set<string>>, value: string | number, group: string): void {
+  let g = groups.get(value);
+  if (!g) groups.set(value, (g = new Set()));
+  g.add(group);
 }
 
 function formatNumber(v: number, f: Field): string {

@@ -29,6 +29,8 @@ interface One {
   matched_tokens: string[];
   snippet: string;
   value?: string;
+  /** The whole value with its matches marked (for `highlight.full`). */
+  whole: string;
 }
 
 function mark(text: string, m: TokenMarks, from: number, to: number, o: HighlightOptions): string {
@@ -83,8 +85,9 @@ function highlightText(text: string, f: HighlightField, o: HighlightOptions): On
     if (from > 0) snippet = snippet.trimStart();
     if (to < n - 1) snippet = snippet.trimEnd();
   }
-  const one: One = { matched_tokens: matched, snippet };
-  if (f.full) one.value = mark(text, m, 0, n - 1, o);
+  const whole = mark(text, m, 0, n - 1, o);
+  const one: One = { matched_tokens: matched, snippet, whole };
+  if (f.full) one.value = whole;
   return one;
 }
 
@@ -99,21 +102,33 @@ function setPath(obj: Record<string, unknown>, path: string, v: unknown) {
   cur[parts[parts.length - 1]!] = v;
 }
 
-/** `highlight` (object mirroring the document) and `highlights` (legacy array). */
+/**
+ * `highlight` (v2) and `highlights` (v1, a list). `highlight` mirrors the document: each
+ * highlighted field has `{matched_tokens, snippet, value?}` (what the clients and the
+ * InstantSearch adapter read), and beside them two objects shaped like the document,
+ * `full` (each field's whole value, matches marked) and `snippet` (each field's snippet),
+ * as the spec's response shape has them. A document with a top-level field named `full`
+ * or `snippet` keeps that field's own entry instead.
+ */
 export function highlightDocument(doc: Record<string, unknown>, fields: HighlightField[], o: HighlightOptions): { highlight: Record<string, unknown>; highlights: Record<string, unknown>[] } {
   const highlight: Record<string, unknown> = {};
   const highlights: Record<string, unknown>[] = [];
+  const full: Record<string, unknown> = {};
+  const snip: Record<string, unknown> = {};
   for (const f of fields) {
     const v = getPath(doc, f.name);
     if (v === undefined || v === null) continue;
     if (Array.isArray(v)) {
       const per = v.map((x) => (typeof x === 'string' ? highlightText(x, f, o) : undefined));
       if (!per.some(Boolean)) continue;
+      const plainOf = (i: number) => (typeof v[i] === 'string' ? (v[i] as string) : String(v[i]));
       setPath(
         highlight,
         f.name,
-        per.map((h, i) => h ?? { matched_tokens: [], snippet: typeof v[i] === 'string' ? (v[i] as string) : String(v[i]) }),
+        per.map((h, i) => (h ? { matched_tokens: h.matched_tokens, snippet: h.snippet, ...(h.value !== undefined ? { value: h.value } : {}) } : { matched_tokens: [], snippet: plainOf(i) })),
       );
+      setPath(full, f.name, per.map((h, i) => h?.whole ?? plainOf(i)));
+      setPath(snip, f.name, per.map((h, i) => h?.snippet ?? plainOf(i)));
       const indices: number[] = [];
       const snippets: string[] = [];
       const matched: string[][] = [];
@@ -129,9 +144,15 @@ export function highlightDocument(doc: Record<string, unknown>, fields: Highligh
     } else if (typeof v === 'string') {
       const h = highlightText(v, f, o);
       if (!h) continue;
-      setPath(highlight, f.name, h);
+      setPath(highlight, f.name, { matched_tokens: h.matched_tokens, snippet: h.snippet, ...(h.value !== undefined ? { value: h.value } : {}) });
+      setPath(full, f.name, h.whole);
+      setPath(snip, f.name, h.snippet);
       highlights.push({ field: f.name, matched_tokens: h.matched_tokens, snippet: h.snippet, ...(h.value !== undefined ? { value: h.value } : {}) });
     }
+  }
+  if (highlights.length > 0) {
+    if (!('full' in highlight)) highlight.full = full;
+    if (!('snippet' in highlight)) highlight.snippet = snip;
   }
   return { highlight, highlights };
 }

@@ -65,8 +65,10 @@ export function hydrate(store: Store, schema: Schema, plan: SearchPlan, h: Hit, 
   const out: SearchHit = {
     document: projected,
     highlight,
-    highlights,
+    // enable_highlight_v1=false: the v1 list is left out
+    highlights: params.enable_highlight_v1 ? highlights : [],
   };
+  if (!params.enable_highlight_v1) delete (out as Partial<SearchHit>).highlights;
   const extra = (h.info ?? NO_EXTRA) as Extra;
   if (extra.vectorDistance !== undefined) out.vector_distance = extra.vectorDistance;
   if (extra.fusion !== undefined) out.hybrid_search_info = { rank_fusion_score: extra.fusion };

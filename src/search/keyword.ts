@@ -87,7 +87,20 @@ export function scanAll(segs: LiveSegment[], masks: SegmentMasks, collect: (segI
     const seg = segs[s]!;
     const a = masks.allow[s];
     const ex = masks.exclude[s];
-    for (let o = 0; o < seg.reader.n; o++) {
+    const n = seg.reader.n;
+    // A filter's mask is read four documents at a time: a selective filter (a small
+    // radius over a million points) leaves runs of zero words, and reading them byte by
+    // byte was most of such a search's time.
+    const words = a && a.byteOffset % 4 === 0 ? new Uint32Array(a.buffer, a.byteOffset, n >> 2) : null;
+    for (let o = 0; o < n; o++) {
+      if (words !== null && (o & 3) === 0 && o + 4 <= n && words[o >> 2] === 0) {
+        o += 3;
+        if ((o & 4095) === 4095 && shouldStop()) {
+          stopped = true;
+          break;
+        }
+        continue;
+      }
       if ((a && !a[o]) || (ex && ex[o]) || isDeleted(seg.deleted, o)) continue;
       collect(s, o, 0);
       if ((o & 4095) === 4095 && shouldStop()) {
@@ -107,7 +120,7 @@ export function exclusionBytes(seg: LiveSegment, plan: SearchPlan, schema: Schem
     const ti = seg.reader.text(f.field.id);
     if (!ti) continue;
     const tok = fieldTokenizer(schema, f.field);
-    for (const words of excluded) markPhrase(ti, f.field.stem ? words.map((w) => tok.normalizeWord(w)) : words, false, out);
+    for (const words of excluded) markPhrase(ti, f.field.stem || f.field.stem_dictionary ? words.map((w) => tok.normalizeWord(w)) : words, false, out);
   }
   return out;
 }

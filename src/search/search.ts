@@ -29,6 +29,7 @@ import { runHybrid } from './hybrid.js';
 import { highlightFields, hydrate, type SearchHit } from './hits.js';
 import { Sorter, type Hit } from './topk.js';
 import type { CandidateTable } from './candidates.js';
+import { geoDistances } from '../geo/sort.js';
 
 export type { SearchHit } from './hits.js';
 
@@ -46,8 +47,17 @@ export interface SearchResponse {
   [k: string]: unknown;
 }
 
-/** Runs a plan. `queryVector`: the embedding of plan.embed, when the plan needed one. */
-export function search(plan: SearchPlan, queryVector?: Float32Array): SearchResponse {
+/** What a union of searches (union.ts) needs of each: the page's sort keys and the clauses they follow. */
+export interface RankedPage {
+  clauses: SortClause[];
+  keys: (number | string)[][];
+}
+
+/**
+ * Runs a plan. `queryVector`: the embedding of plan.embed, when the plan needed one.
+ * `ranked`, when given, receives the page's sort keys (a union merges pages by them).
+ */
+export function search(plan: SearchPlan, queryVector?: Float32Array, ranked?: (r: RankedPage) => void): SearchResponse {
   const t0 = performance.now();
   const { store, schema, params } = plan;
   const snap = snapshot(store, schema.id);
@@ -62,7 +72,7 @@ export function search(plan: SearchPlan, queryVector?: Float32Array): SearchResp
   const hits = grouping
     ? new Groups(segs, sorter, plan.groupFields, params.group_limit, plan.offset, plan.limit, clauseValue)
     : new TopHits(segs, sorter, plan.offset, plan.limit, clauseValue);
-  const matches = new Matches(hits, new Facets(segs, plan.facets, params.max_facet_values, params.highlight_start_tag, params.highlight_end_tag));
+  const matches = new Matches(hits, new Facets(segs, plan.facets, params.max_facet_values, params.highlight_start_tag, params.highlight_end_tag, plan.groupFields));
   let cutoff = false;
   const cutoffMs = params.search_cutoff_ms;
   const shouldStop = () => {
@@ -91,11 +101,20 @@ export function search(plan: SearchPlan, queryVector?: Float32Array): SearchResp
   }
 
   const hfields = highlightFields(plan, candidates);
-  const show = (h: Hit): SearchHit => hydrate(store, schema, plan, h, hfields, !plan.textual);
+  const show = (h: Hit): SearchHit => {
+    const hit = hydrate(store, schema, plan, h, hfields, !plan.textual);
+    const geo = geoDistances(plan.userSort, segs[h.seg]!, h.ord);
+    if (geo) hit.geo_distance_meters = geo;
+    return hit;
+  };
   let pageHits: SearchHit[] | undefined;
   let grouped: SearchResponse['grouped_hits'];
   if (hits instanceof Groups) grouped = hits.harvest().map((g) => ({ group_key: g.key, hits: g.hits.map(show), found: g.found }));
-  else pageHits = hits.harvest().map(show);
+  else {
+    const page = hits.harvest();
+    ranked?.({ clauses, keys: page.map((h) => h.keys) });
+    pageHits = page.map(show);
+  }
   return {
     facet_counts: matches.facets.harvest(),
     found: grouping ? hits.size : matches.found,

@@ -5,6 +5,7 @@
 import type { LiveSegment } from '../index/manifest.js';
 import { MISSING, fieldSortValue } from '../index/columns.js';
 import type { SortClause } from '../query/sort.js';
+import { geoSortKey } from '../geo/sort.js';
 
 /** One collected document. `keys` holds its sort values, one per clause. */
 export interface Hit {
@@ -64,6 +65,8 @@ export class Sorter {
           return extra?.clauseValue ? extra.clauseValue(i, seq) : NaN;
         case 'field':
           return fieldSortValue(seg, c.field, ord);
+        case 'geo':
+          return geoSortKey(c, seg, ord);
         default:
           return 0;
       }

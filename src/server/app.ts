@@ -23,6 +23,7 @@ import type { Engine } from '../engine.js';
 import type { SearchScope } from '../query/scope.js';
 import { authHook } from './access.js';
 import { installJsonParsers } from './body.js';
+import { stemmingRoutes } from './routes/stemming.js';
 import { Importer } from './importer.js';
 import { loggerOptions, presentedValues, redactUrl, type LogLevel } from './log.js';
 import type { ServerContext } from './context.js';
@@ -213,6 +214,7 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
   aliasRoutes(app, ctx);
   keyRoutes(app, ctx);
   stopwordRoutes(app, ctx);
+  stemmingRoutes(app, ctx, bodyLimit);
   conversationRoutes(app, ctx);
   analyticsRoutes(app, ctx);
   if (opts.dashboard ?? SERVE_DEFAULTS.dashboard) dashboardRoutes(app, ctx);

@@ -85,6 +85,26 @@ loopDelay.enable();
 
 let lastCpu = { at: process.hrtime.bigint(), usage: os.cpus().map((c) => c.times) };
 
+/** Bytes received and sent by every network interface of the host (Linux /proc/net/dev), or undefined elsewhere. */
+function networkBytes(): { received: number; sent: number } | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync('/proc/net/dev', 'utf8');
+  } catch {
+    return undefined;
+  }
+  let received = 0;
+  let sent = 0;
+  for (const line of text.split('\n').slice(2)) {
+    const colon = line.indexOf(':');
+    if (colon < 0) continue;
+    const f = line.slice(colon + 1).trim().split(/\s+/).map(Number);
+    received += f[0] ?? 0;
+    sent += f[8] ?? 0;
+  }
+  return { received, sent };
+}
+
 /** System and process figures; values are strings, as the reference's clients expect. */
 export function systemMetrics(dataDir: string): Record<string, string> {
   const cpus = os.cpus();
@@ -118,6 +138,21 @@ export function systemMetrics(dataDir: string): Record<string, string> {
   out.fathom_event_loop_delay_p99_ms = (loopDelay.percentile(99) / 1e6).toFixed(2);
   out.fathom_event_loop_delay_max_ms = (loopDelay.max / 1e6).toFixed(2);
   loopDelay.reset();
+  // the names the reference's clients and dashboards read: network counters of the host,
+  // and its allocator's memory figures as this process's V8 heap and resident set give them
+  const net = networkBytes();
+  if (net) {
+    out.system_network_received_bytes = String(net.received);
+    out.system_network_sent_bytes = String(net.sent);
+  }
+  const allocated = mem.heapUsed + mem.external;
+  out.typesense_memory_active_bytes = String(mem.heapTotal + mem.external);
+  out.typesense_memory_allocated_bytes = String(allocated);
+  out.typesense_memory_resident_bytes = String(mem.rss);
+  out.typesense_memory_mapped_bytes = String(mem.rss);
+  out.typesense_memory_metadata_bytes = String(Math.max(0, mem.rss - mem.heapTotal - mem.external));
+  out.typesense_memory_retained_bytes = String(Math.max(0, mem.heapTotal - mem.heapUsed));
+  out.typesense_memory_fragmentation_ratio = mem.rss > 0 ? Math.max(0, 1 - allocated / mem.rss).toFixed(2) : '0.00';
   try {
     out.fathom_data_bytes = String(fs.statSync(`${dataDir}/data.mdb`).size);
   } catch {

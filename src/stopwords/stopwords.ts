@@ -9,7 +9,9 @@ import { write, type Store } from '../storage/store.js';
 import { tokenizerFor } from '../tokenizer/tokenizer.js';
 
 export interface StopwordSet {
+  /** The set's name: `id` as the reference's older answers carry it, `name` as the spec's shape has it. */
   id: string;
+  name: string;
   stopwords: string[];
   locale?: string;
 }
@@ -36,7 +38,7 @@ export function validateStopwordSet(name: string, body: unknown): StopwordSet {
       }
     }
   }
-  return { id: name, stopwords: out, ...(locale ? { locale } : {}) };
+  return { id: name, name, stopwords: out, ...(locale ? { locale } : {}) };
 }
 
 export async function putStopwords(store: Store, name: string, body: unknown): Promise<StopwordSet> {
@@ -45,20 +47,26 @@ export async function putStopwords(store: Store, name: string, body: unknown): P
   return set;
 }
 
+/** A stored set as answered: sets stored before `name` was added get it from their id. */
+function shown(set: StopwordSet): StopwordSet {
+  const { id, stopwords, locale } = set;
+  return { id, name: id, stopwords, ...(locale ? { locale } : {}) };
+}
+
 export function getStopwords(store: Store, name: string): StopwordSet {
   const set = store.stopwords.get(name) as StopwordSet | undefined;
   if (!set) throw new FathomError('NOT_FOUND', `stopword set \`${name}\` not found`);
-  return set;
+  return shown(set);
 }
 
 export function listStopwords(store: Store): StopwordSet[] {
-  return [...store.stopwords.getRange({})].map(({ value }) => value as StopwordSet);
+  return [...store.stopwords.getRange({})].map(({ value }) => shown(value as StopwordSet));
 }
 
-export async function deleteStopwords(store: Store, name: string): Promise<{ id: string }> {
+export async function deleteStopwords(store: Store, name: string): Promise<{ id: string; name: string }> {
   return write(store, () => {
     if (store.stopwords.get(name) === undefined) throw new FathomError('NOT_FOUND', `stopword set \`${name}\` not found`);
     store.stopwords.remove(name);
-    return { id: name };
+    return { id: name, name };
   });
 }

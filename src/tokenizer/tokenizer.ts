@@ -25,6 +25,11 @@ export interface TokenizerOptions {
   separators?: readonly string[];
   symbols?: readonly string[];
   stem?: boolean;
+  /**
+   * A stemming dictionary (src/stemming): a word it lists becomes its root, before the
+   * Snowball stemmer (which `stem` adds) sees it. `key` names its contents for the cache.
+   */
+  dictionary?: { key: string; map: ReadonlyMap<string, string> };
 }
 
 export interface Span {
@@ -202,6 +207,11 @@ export class Tokenizer {
     this.separators = new Set(opts.separators ?? []);
     this.symbols = new Set(opts.symbols ?? []);
     if (opts.stem) this.stem = stemmerFor(this.locale);
+    if (opts.dictionary) {
+      const map = opts.dictionary.map;
+      const snowball = this.stem;
+      this.stem = snowball ? (w) => map.get(w) ?? snowball(w) : (w) => map.get(w) ?? w;
+    }
     for (let c = 0; c < 128; c++) {
       const ch = String.fromCharCode(c);
       let cls = 0;
@@ -475,7 +485,7 @@ const shared = new Map<string, Tokenizer>();
 
 /** A cached tokenizer for a set of options (tokenizers are immutable). */
 export function tokenizerFor(opts: TokenizerOptions): Tokenizer {
-  const key = `${opts.locale ?? ''}\u0000${(opts.separators ?? []).join('')}\u0000${(opts.symbols ?? []).join('')}\u0000${opts.stem ? 1 : 0}`;
+  const key = `${opts.locale ?? ''}\u0000${(opts.separators ?? []).join('')}\u0000${(opts.symbols ?? []).join('')}\u0000${opts.stem ? 1 : 0}\u0000${opts.dictionary?.key ?? ''}`;
   let t = shared.get(key);
   if (!t) {
     t = new Tokenizer(opts);

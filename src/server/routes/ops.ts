@@ -6,7 +6,7 @@
  * write that failed for lack of it.
  */
 import type { FastifyInstance } from 'fastify';
-import { VERSION } from '../../version.js';
+import { API_VERSION, VERSION } from '../../version.js';
 import { diskStatus } from '../../storage/diskfull.js';
 import type { ServerContext } from '../context.js';
 import { systemMetrics } from '../stats.js';
@@ -25,6 +25,6 @@ export function opsRoutes(app: FastifyInstance, ctx: ServerContext, isHealthy: (
   // `state` 1 is the reference's leader, 4 a follower; a single node is its own leader
   app.get('/debug', { config: { auth: { action: 'debug:list' } } }, async () => {
     const cluster = ctx.clusterState?.();
-    return { state: cluster && cluster.role !== 'leader' ? 4 : 1, version: VERSION, disk: diskStatus(ctx.engine.dir), ...(cluster ? { cluster } : {}) };
+    return { state: cluster && cluster.role !== 'leader' ? 4 : 1, version: API_VERSION, fathom_version: VERSION, disk: diskStatus(ctx.engine.dir), ...(cluster ? { cluster } : {}) };
   });
 }

@@ -17,6 +17,7 @@ import type { ServerContext } from '../context.js';
 import { withoutKeys, type Query } from '../params.js';
 import { conversationalMultiSearch, isConversationalMultiSearch } from './conversations.js';
 import { recordMultiSearch, recordSearch } from './analytics.js';
+import { UNION_PAGING } from '../../search/union.js';
 
 type P = { collection: string };
 
@@ -63,6 +64,22 @@ export function searchRoutes(app: FastifyInstance, ctx: ServerContext): void {
       if (typeof merged.collection === 'string') authorize(auth, req, { action: SEARCH_ACTION, collections: [target(engine, merged.collection)] });
       return p.embedded ? applyEmbedded(merged, p.embedded).params : merged;
     });
+    if (body.union === true || body.union === 'true') {
+      // paging is the request's alone (query string, or the body's top level); the searches' own is ignored
+      const paging: Record<string, unknown> = {};
+      for (const k of UNION_PAGING) {
+        const v = common[k] ?? body[k];
+        if (v !== undefined) paging[k] = v;
+      }
+      const own = searches.map((s: unknown) => {
+        if (!isPlainObject(s)) return s;
+        const c = { ...s };
+        for (const k of UNION_PAGING) delete c[k];
+        return c;
+      });
+      const union = await engine.unionSearch(own, paging, {}, scope, { removeDuplicates: body.remove_duplicates !== false && body.remove_duplicates !== 'false' });
+      return reply.type('application/json; charset=utf-8').send(stringifyJson(union));
+    }
     if (isConversationalMultiSearch(req)) return conversationalMultiSearch(ctx, req, reply, searches, scope);
     const result = await engine.multiSearch(searches, {}, scope);
     if (ctx.analytics) await recordMultiSearch(ctx, req, searches, result.results);

@@ -1,0 +1,251 @@
+/**
+ * The smaller gaps a Typesense user meets (issue #32), each through `fathom serve` and the
+ * official typesense client: facet_by patterns, facet counts under group_by, alias names
+ * that need URL encoding, collection creation (read-only attributes, src_name,
+ * exclude_fields), facetable object fields, /metrics.json and /debug, the search
+ * parameters that are implemented or refused, highlight v2, stopword set names, and the
+ * answer of an update by filter.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from 'typesense';
+import { startServer, type RunningServer } from '../src/server/serve.js';
+import { dataDirPath, rng } from './helpers.js';
+
+const KEY = 'gaps-key';
+let server: RunningServer;
+let client: Client;
+const url = (p: string) => `http://127.0.0.1:${server.port}${p}`;
+const call = async (method: string, p: string, body?: unknown) => {
+  const res = await fetch(url(p), { method, headers: { 'X-TYPESENSE-API-KEY': KEY, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  return { status: res.status, json: (await res.json()) as Record<string, any> };
+};
+
+const r = rng(5);
+const ITEMS = Array.from({ length: 60 }, (_, i) => ({
+  id: `i${i}`,
+  title: `item ${i} ${i % 2 ? 'red lamp' : 'blue chair'}`,
+  brand: ['acme', 'globex', 'initech', 'umbrella'][i % 4]!,
+  colour_facet: ['red', 'blue', 'green'][Math.floor(r() * 3)]!,
+  size_facet: ['s', 'm', 'l'][Math.floor(r() * 3)]!,
+  price: Math.floor(r() * 50),
+  model: `m${i % 7}`,
+}));
+
+beforeAll(async () => {
+  server = await startServer({ dataDir: dataDirPath(), apiKey: KEY, address: '127.0.0.1', port: 0, logLevel: 'silent' }, { engine: { merges: 'inline' } });
+  client = new Client({ nodes: [{ host: '127.0.0.1', port: server.port, protocol: 'http' }], apiKey: KEY, connectionTimeoutSeconds: 5, logLevel: 'silent' });
+  await client.collections().create({
+    name: 'items',
+    fields: [
+      { name: 'title', type: 'string' },
+      { name: 'brand', type: 'string', facet: true },
+      { name: 'colour_facet', type: 'string', facet: true },
+      { name: 'size_facet', type: 'string', facet: true },
+      { name: 'price', type: 'int32', facet: true },
+      { name: 'model', type: 'string', facet: true },
+    ],
+  });
+  await client.collections('items').documents().import(ITEMS, { action: 'create' });
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+type Facet = { field_name: string; counts: Array<{ value: string; count: number }> };
+
+describe('facets', () => {
+  it('facets every facetable field with facet_by=*, and those a pattern matches', async () => {
+    const all = await client.collections('items').documents().search({ q: '*', facet_by: '*' });
+    expect((all.facet_counts as Facet[]).map((f) => f.field_name).sort()).toEqual(['brand', 'colour_facet', 'model', 'price', 'size_facet']);
+    const some = await client.collections('items').documents().search({ q: '*', facet_by: '*_facet,brand' });
+    expect((some.facet_counts as Facet[]).map((f) => f.field_name)).toEqual(['colour_facet', 'size_facet', 'brand']);
+    const none = await client.collections('items').documents().search({ q: '*', facet_by: 'nothing*' });
+    expect(none.facet_counts).toEqual([]);
+  });
+
+  it('leaves a field a scoped key hides out of facet_by=*', async () => {
+    const parent = await client.keys().create({ description: 's', actions: ['documents:search'], collections: ['items'] });
+    const scoped = client.keys().generateScopedSearchKey(parent.value!, { exclude_fields: 'brand' });
+    const c = new Client({ nodes: [{ host: '127.0.0.1', port: server.port, protocol: 'http' }], apiKey: scoped, connectionTimeoutSeconds: 5, logLevel: 'silent' });
+    const res = await c.collections('items').documents().search({ q: '*', facet_by: '*' });
+    expect((res.facet_counts as Facet[]).map((f) => f.field_name)).not.toContain('brand');
+  });
+
+  it('counts groups, not documents, for each facet value under group_by (the reference test)', async () => {
+    const res = await client.collections('items').documents().search({ q: '*', facet_by: 'brand,colour_facet,price', group_by: 'model', max_facet_values: 100 });
+    // the reference: for each value, the distinct models among the documents that have it
+    const want = (field: 'brand' | 'colour_facet' | 'price') => {
+      const groups = new Map<string, Set<string>>();
+      for (const d of ITEMS) {
+        const v = String(d[field]);
+        if (!groups.has(v)) groups.set(v, new Set());
+        groups.get(v)!.add(d.model);
+      }
+      return [...groups].map(([v, g]) => [v, g.size]).sort();
+    };
+    for (const f of res.facet_counts as Facet[]) {
+      expect(f.counts.map((c) => [c.value, c.count]).sort(), f.field_name).toEqual(want(f.field_name as 'brand' | 'colour_facet' | 'price'));
+    }
+    // without group_by: documents
+    const flat = await client.collections('items').documents().search({ q: '*', facet_by: 'brand' });
+    expect((flat.facet_counts as Facet[])[0]!.counts.map((c) => c.count)).toEqual([15, 15, 15, 15]);
+  });
+
+  it('makes the leaves of an object field with facet: true facets', async () => {
+    await client.collections().create({ name: 'people', enable_nested_fields: true, fields: [{ name: 'name', type: 'string' }, { name: 'address', type: 'object', facet: true }] });
+    await client.collections('people').documents().import(
+      [
+        { id: '1', name: 'ann', address: { city: 'Paris', zip: 75001 } },
+        { id: '2', name: 'bob', address: { city: 'Paris', zip: 75002 } },
+        { id: '3', name: 'cy', address: { city: 'Lyon', zip: 69001 } },
+      ],
+      { action: 'create' },
+    );
+    const res = await client.collections('people').documents().search({ q: '*', facet_by: 'address.city' });
+    expect((res.facet_counts as Facet[])[0]!.counts.map((c) => [c.value, c.count])).toEqual([
+      ['Paris', 2],
+      ['Lyon', 1],
+    ]);
+    await expect(client.collections('people').documents().search({ q: '*', facet_by: 'address' })).rejects.toMatchObject({ httpStatus: 400 });
+  });
+});
+
+describe('aliases and collections', () => {
+  it('serves alias names with spaces, /, ?, # and %', async () => {
+    for (const name of ['my items', 'a/b', 'what?', 'tag#1', '100%']) {
+      expect(await client.aliases().upsert(name, { collection_name: 'items' })).toEqual({ name, collection_name: 'items' });
+      expect(await client.aliases(name).retrieve()).toEqual({ name, collection_name: 'items' });
+      expect((await client.collections(name).documents().search({ q: 'lamp', query_by: 'title' })).found).toBe(30);
+      expect(await client.aliases(name).delete()).toEqual({ name, collection_name: 'items' });
+    }
+  });
+
+  it('ignores read-only attributes in a submitted schema, as a schema copied from GET carries them', async () => {
+    const got = await client.collections('items').retrieve();
+    const created = await client.collections().create({ ...got, name: 'items_copy' } as never);
+    expect(created).toMatchObject({ name: 'items_copy', num_documents: 0 });
+    expect(created.fields).toEqual(got.fields);
+  });
+
+  it('creates a collection with the schema of another (src_name)', async () => {
+    const res = await call('POST', '/collections?src_name=items', { name: 'items_clone' });
+    expect(res.status).toBe(201);
+    expect(res.json).toMatchObject({ name: 'items_clone', num_documents: 0 });
+    expect(res.json.fields).toEqual((await client.collections('items').retrieve()).fields);
+    expect((await call('POST', '/collections?src_name=nope', { name: 'x' })).status).toBe(404);
+  });
+
+  it('leaves attributes out of GET /collections and /collections/:c with exclude_fields', async () => {
+    const list = await call('GET', '/collections?exclude_fields=fields');
+    expect(list.json.length).toBeGreaterThan(0);
+    for (const c of list.json as unknown as Array<Record<string, unknown>>) {
+      expect(c).not.toHaveProperty('fields');
+      expect(c).toHaveProperty('num_documents');
+    }
+    const one = await call('GET', '/collections/items?exclude_fields=fields,created_at');
+    expect(one.json).not.toHaveProperty('fields');
+    expect(one.json).not.toHaveProperty('created_at');
+    expect(one.json.num_documents).toBe(60);
+  });
+});
+
+describe('operations', () => {
+  it('reports the metrics keys the reference clients read', async () => {
+    const m = await client.metrics.retrieve();
+    for (const k of [
+      'system_network_received_bytes',
+      'system_network_sent_bytes',
+      'typesense_memory_active_bytes',
+      'typesense_memory_allocated_bytes',
+      'typesense_memory_fragmentation_ratio',
+      'typesense_memory_mapped_bytes',
+      'typesense_memory_metadata_bytes',
+      'typesense_memory_resident_bytes',
+      'typesense_memory_retained_bytes',
+      'fathom_memory_resident_bytes',
+    ]) {
+      expect(m, k).toHaveProperty(k);
+      expect(Number((m as unknown as Record<string, string>)[k]), k).toBeGreaterThanOrEqual(0);
+    }
+    expect(Number((m as unknown as Record<string, string>).system_network_received_bytes)).toBeGreaterThan(0);
+  });
+
+  it('reports on /debug an API version a client reads as v29, and its own version', async () => {
+    const d = (await client.debug.retrieve()) as unknown as { version: string; fathom_version: string };
+    // the typesense client's test suite reads the major number this way
+    expect(Number(d.version.split('v')[1]!.split('.')[0])).toBe(29);
+    expect(d.fathom_version).toMatch(/^\d+\.\d+\.\d+/);
+  });
+});
+
+describe('search parameters: implemented, or refused with 400 naming them', () => {
+  const search = (p: Record<string, unknown>) => call('GET', `/collections/items/documents/search?${new URLSearchParams({ q: 'lamp', query_by: 'title', ...p } as Record<string, string>)}`);
+
+  it('refuses the values Fathom does not implement, naming the parameter', async () => {
+    for (const [k, v] of [
+      ['text_match_type', 'sum_score'],
+      ['text_match_type', 'max_weight'],
+      ['text_match_type', 'nope'],
+      ['prioritize_token_position', 'true'],
+      ['infix', 'always'],
+      ['infix', 'fallback'],
+      ['facet_strategy', 'guess'],
+      ['facet_return_parent', 'address.city'],
+    ]) {
+      const res = await search({ [k!]: v! });
+      expect(res.status, `${k}=${v}`).toBe(400);
+      expect(res.json.message, `${k}=${v}`).toContain(`\`${k}\``);
+    }
+  });
+
+  it('accepts the values it implements, with the same answer as without them', async () => {
+    const base = (await search({})).json;
+    for (const [k, v] of [
+      ['text_match_type', 'max_score'],
+      ['prioritize_token_position', 'false'],
+      ['infix', 'off'],
+      ['facet_strategy', 'top_values'],
+      ['facet_strategy', 'exhaustive'],
+    ]) {
+      const res = await search({ [k!]: v! });
+      expect(res.status, `${k}=${v}`).toBe(200);
+      expect(res.json.hits.map((h: { document: { id: string } }) => h.document.id)).toEqual(base.hits.map((h: { document: { id: string } }) => h.document.id));
+    }
+  });
+
+  it('with exhaustive_search, finds typo matches even when exact matches were enough', async () => {
+    await client.collections().create({ name: 'words', fields: [{ name: 't', type: 'string' }] });
+    await client.collections('words').documents().import([{ id: '1', t: 'lamp' }, { id: '2', t: 'lamps' }, { id: '3', t: 'camp' }], { action: 'create' });
+    const plain = await client.collections('words').documents().search({ q: 'lamp', query_by: 't', prefix: false });
+    expect(plain.hits!.map((h) => (h.document as { id: string }).id)).toEqual(['1']);
+    const all = await client.collections('words').documents().search({ q: 'lamp', query_by: 't', prefix: false, exhaustive_search: true });
+    expect(all.hits!.map((h) => (h.document as { id: string }).id).sort()).toEqual(['1', '2', '3']);
+    expect((all.hits![0]!.document as { id: string }).id).toBe('1');
+  });
+
+  it('carries highlight.full and highlight.snippet, and leaves out highlights with enable_highlight_v1=false', async () => {
+    const res = await client.collections('items').documents().search({ q: 'lamp', query_by: 'title', per_page: 1 });
+    const h = res.hits![0]!;
+    const id = (h.document as { id: string; title: string });
+    expect(h.highlight).toMatchObject({ title: { matched_tokens: ['lamp'] }, full: { title: id.title.replace('lamp', '<mark>lamp</mark>') }, snippet: { title: id.title.replace('lamp', '<mark>lamp</mark>') } });
+    expect(h.highlights).toHaveLength(1);
+    const v2 = await client.collections('items').documents().search({ q: 'lamp', query_by: 'title', per_page: 1, enable_highlight_v1: false });
+    expect(v2.hits![0]).not.toHaveProperty('highlights');
+    expect(v2.hits![0]!.highlight).toHaveProperty('full');
+  });
+});
+
+describe('writes', () => {
+  it('answers a stopword set with its name', async () => {
+    expect(await client.stopwords().upsert('common', { stopwords: ['the'] })).toMatchObject({ id: 'common', name: 'common', stopwords: ['the'] });
+    expect(await client.stopwords('common').retrieve()).toMatchObject({ stopwords: { name: 'common' } });
+  });
+
+  it('answers an update by filter with the applied fields, coerced, and num_updated', async () => {
+    const res = await call('PATCH', '/collections/items/documents?filter_by=brand:=acme&dirty_values=coerce_or_reject', { price: '7' });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({ price: 7, num_updated: 15 });
+    expect((await client.collections('items').documents().search({ q: '*', filter_by: 'price:=7 && brand:=acme' })).found).toBe(15);
+  });
+});
