@@ -1,10 +1,10 @@
 /**
  * The engine: one object that the CLI commands and the HTTP server both drive. It owns
  * the data directory and exposes collections, aliases, documents, import/export, search,
- * stopwords, keys, conversation and NL search models, conversations, analytics rules and
- * the operations on the environment. Nothing above this layer (commands/, src/server/)
- * touches `store`: the engine's own modules (src/cluster, src/analytics, src/conversation,
- * src/nlsearch) reach it through here. Every method that writes goes through `commit`
+ * stopwords, synonyms, curation rules, presets, keys, conversation and NL search models,
+ * conversations, analytics rules and the operations on the environment. Nothing above this
+ * layer (commands/, src/server/) touches `store`: the engine's own modules (src/cluster,
+ * src/analytics, src/conversation, src/nlsearch, src/rulesets) reach it through here. Every method that writes goes through `commit`
  * (src/cluster/command.ts), so a cluster node replicates it.
  */
 import { FathomError } from './errors.js';
@@ -60,6 +60,10 @@ import { deleteRule, getRule, listRules, putRule, ruleIndex, type AnalyticsRule 
 import { copyEnvironment } from './storage/copy.js';
 import { replicateThrough, type Replicate } from './cluster/command.js';
 import type { Schema } from './schema/schema.js';
+import { checkLinkedSets, Rules } from './rulesets/rulesets.js';
+import { SYNONYMS, type SynonymItem } from './synonyms/synonyms.js';
+import { CURATION, type CurationItem } from './curation/rules.js';
+import { deletePreset, getPreset, listPresets, presetSearches, putPreset, withPreset, type Preset } from './presets/presets.js';
 
 export interface EngineOptions extends OpenOptions {
   /** Base URL of the repository `ts/` models are downloaded from (default: the public one). */
@@ -190,6 +194,7 @@ export class Engine {
     // (each node fetches the embedding models into its own directory as it applies this)
     return commit(this.store, { op: 'collection.create', schema }, () =>
       createCollection(this.store, schema, async (valid) => {
+        this.checkLinks(valid);
         await resolveEmbedFields(valid.fields, this.embedEnv);
         if (valid.voice_query_model) await checkVoiceModel(valid.voice_query_model, this.embedEnv);
       }),
@@ -216,14 +221,24 @@ export class Engine {
   }
 
   /** PATCH: add or drop fields; every document is re-checked and the index rebuilt. */
-  async updateCollection(name: string, body: unknown): Promise<{ fields: Record<string, unknown>[] }> {
+  async updateCollection(name: string, body: unknown): Promise<{ fields: Record<string, unknown>[]; synonym_sets?: string[]; curation_sets?: string[] }> {
     if (isPlainObject(body) && Array.isArray(body.fields) && body.fields.some((f) => isPlainObject(f) && f.embed !== undefined && f.drop !== true)) {
       throw new FathomError('BAD_SCHEMA', 'an embedding field cannot be added to an existing collection; create a new collection with it and import the documents again');
     }
     return commit(this.store, { op: 'collection.update', name, body }, async () => {
+      if (isPlainObject(body)) this.checkLinks(body);
       const r = await write(this.store, () => alterCollection(this.store, name, body, this.hooks));
-      return { fields: r.fields };
+      const out: { fields: Record<string, unknown>[]; synonym_sets?: string[]; curation_sets?: string[] } = { fields: r.fields };
+      if (isPlainObject(body) && body.synonym_sets !== undefined) out.synonym_sets = r.record.synonym_sets ?? [];
+      if (isPlainObject(body) && body.curation_sets !== undefined) out.curation_sets = r.record.curation_sets ?? [];
+      return out;
     });
+  }
+
+  /** A collection's linked synonym and curation sets must exist (400 naming the one that does not). */
+  private checkLinks(body: Record<string, unknown>): void {
+    checkLinkedSets(this.store, SYNONYMS, 'synonym_sets', body.synonym_sets ?? undefined);
+    checkLinkedSets(this.store, CURATION, 'curation_sets', body.curation_sets ?? undefined);
   }
 
   // -------------------------------------------------------------------------
@@ -516,6 +531,43 @@ export class Engine {
   }
   deleteStopwords(name: string): Promise<{ id: string }> {
     return commit(this.store, { op: 'stopwords.delete', name }, () => deleteStopwords(this.store, name));
+  }
+
+  // -------------------------------------------------------------------------
+  // Synonyms, curation rules, presets
+  // -------------------------------------------------------------------------
+
+  /** Synonyms: a collection's own (Typesense <= 29) and synonym sets (30). */
+  synonyms(): Rules<SynonymItem> {
+    return new Rules(this.store, SYNONYMS);
+  }
+  /** Curation rules: a collection's overrides (Typesense <= 29) and curation sets (30). */
+  curation(): Rules<CurationItem> {
+    return new Rules(this.store, CURATION);
+  }
+  putPreset(name: string, body: unknown): Promise<Preset> {
+    return putPreset(this.store, name, body);
+  }
+  getPreset(name: string): Preset {
+    return getPreset(this.store, name);
+  }
+  listPresets(): Preset[] {
+    return listPresets(this.store);
+  }
+  deletePreset(name: string): Promise<{ name: string }> {
+    return deletePreset(this.store, name);
+  }
+  /** Search parameters with their preset's laid under them (no `preset`: unchanged). */
+  applyPreset(raw: RawParams): RawParams {
+    return withPreset(this.store, raw);
+  }
+  /**
+   * The searches of the multi_search preset that `common` (a multi_search's query-string
+   * parameters) names, or undefined when it names none or a preset of search parameters.
+   */
+  presetSearches(common: RawParams): RawParams[] | undefined {
+    const name = common.preset;
+    return typeof name === 'string' && name !== '' ? presetSearches(this.store, name) : undefined;
   }
 
   // -------------------------------------------------------------------------

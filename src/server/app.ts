@@ -39,6 +39,7 @@ import { operationRoutes } from './routes/operations.js';
 import { RequestGate } from './gate.js';
 import { compact, processParticipant, type CompactReport } from './compact.js';
 import { analyticsRoutes } from './routes/analytics.js';
+import { presetRoutes, ruleRoutes } from './routes/rules.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -212,6 +213,8 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
   stopwordRoutes(app, ctx);
   conversationRoutes(app, ctx);
   analyticsRoutes(app, ctx);
+  ruleRoutes(app, ctx);
+  presetRoutes(app, ctx);
 
   app.register(async (child) => {
     for (const [url, methods] of table) {
