@@ -73,6 +73,10 @@ export const SEARCH_PARAMETERS: readonly SearchParameter[] = [
   { name: 'search_cutoff_ms', kind: 'int', default: D.search_cutoff_ms, min: 0, max: 1e9, doc: 'stop matching after this long and answer with what was found (0: never)', flag: true },
   { name: 'vector_query', kind: 'text', doc: 'nearest neighbours, e.g. `embedding:([0.1, 0.2], k: 10)`, `embedding:([], id: 42)`', flag: true },
   { name: 'alpha', kind: 'number', default: VECTOR_DEFAULTS.alpha, min: 0, max: 1, doc: 'the weight of the vector rank in hybrid search', flag: true },
+  { name: 'enable_synonyms', kind: 'bool', default: D.enable_synonyms, doc: "search `q` with the collection's synonyms too (its own, its `synonym_sets`, the request's)" },
+  { name: 'synonym_sets', kind: 'fields', doc: 'more synonym sets to apply, besides those the collection links', flag: true },
+  { name: 'synonym_prefix', kind: 'bool', default: D.synonym_prefix, doc: "let the query's last word match a synonym's word as a prefix" },
+  { name: 'synonym_num_typos', kind: 'int', default: D.synonym_num_typos, min: 0, max: 2, doc: 'typos allowed when a query word is compared with a synonym' },
   { name: 'use_cache', kind: 'bool', default: D.use_cache, doc: 'answer from the search cache while an answer is younger than cache_ttl' },
   { name: 'cache_ttl', kind: 'int', default: D.cache_ttl, min: 0, max: 2 ** 31 - 1, doc: 'seconds a cached answer is kept' },
 ];

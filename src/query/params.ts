@@ -48,6 +48,11 @@ export interface SearchParams {
   /** The vector rank's weight in hybrid search (a vector_query's own `alpha` wins). */
   alpha: number;
   exhaustive_search: boolean;
+  enable_synonyms: boolean;
+  synonym_prefix: boolean;
+  synonym_num_typos: number;
+  /** Synonym sets named by the request (besides those the collection links). */
+  synonym_sets?: string[];
   /** Raw parameters as received (for request_params and extensions). */
   raw: Record<string, unknown>;
 }
@@ -160,6 +165,7 @@ export function parseSearchParams(raw: RawParams): SearchParams {
   const alpha = num(raw, 'alpha');
   const alphaRange = parameter('alpha');
   if (alpha !== undefined && (alpha < alphaRange.min! || alpha > alphaRange.max!)) bad('parameter `alpha` must be between 0 and 1');
+  const synonymSets = parseFieldList(str(raw, 'synonym_sets'));
   const start = str(raw, 'highlight_start_tag');
   const end = str(raw, 'highlight_end_tag');
   return {
@@ -199,6 +205,10 @@ export function parseSearchParams(raw: RawParams): SearchParams {
     stopwords: str(raw, 'stopwords') || undefined,
     vector_query: vectorQuery || undefined,
     alpha: alpha ?? (alphaRange.default as number),
+    enable_synonyms: boolParam(raw, 'enable_synonyms'),
+    synonym_prefix: boolParam(raw, 'synonym_prefix'),
+    synonym_num_typos: intParam(raw, 'synonym_num_typos'),
+    ...(synonymSets && synonymSets.length ? { synonym_sets: synonymSets } : {}),
     raw,
   };
 }

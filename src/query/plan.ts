@@ -22,6 +22,7 @@ import { checkVisible, joinLists, scopedFilter, type SearchScope } from './scope
 import { parseVectorQuery, type VectorQuery } from '../vector/vquery.js';
 import { SEARCH_DEFAULTS } from '../defaults.js';
 import { decorateWithJoins, joinResolver, parseJoinIncludes } from '../join/join.js';
+import { synonymsFor, synonymVariants } from '../synonyms/synonyms.js';
 
 function bad(msg: string): never {
   throw new FathomError('BAD_PARAMETER', msg);
@@ -61,7 +62,7 @@ export interface QueryWords {
   prefix: boolean[][];
   /** Highest typo budget of any token and field: the typo rounds go up to it. */
   maxTypos: number;
-  /** Token indexes that are words of a phrase (never dropped, never typo-expanded). */
+  /** Token indexes that are words of a phrase, or that a synonym put in (never dropped, never typo-expanded). */
   inPhrase: Set<number>;
 }
 
@@ -114,6 +115,17 @@ export interface SearchPlan {
   embed?: EmbeddingNeed;
   /** Adds joined fields (`$c(...)` in include_fields) to a hit's document. */
   decorate?: (doc: Record<string, unknown>, seq: number) => Record<string, unknown>;
+  /**
+   * The query's synonym variants (src/synonyms), when synonyms apply to it: each variant's
+   * words, and the tokens its matches count extra (the words replaced minus the words put in).
+   */
+  variants?: SynonymWords[];
+}
+
+/** A synonym variant of the query's words (see SearchPlan.variants). */
+export interface SynonymWords {
+  words: QueryWords;
+  extra: number;
 }
 
 /** Typos allowed for a token of this length under the min_len rules. */
@@ -158,6 +170,7 @@ export function planSearch(store: Store, collection: string, params: SearchParam
   const wildcard = !textual && (parsed.wildcard || onlyExclusions || fields.length === 0);
   const emptyAfterStopwords = words.tokens.length === 0 && !parsed.wildcard && !onlyExclusions && fields.length > 0;
   const sortVectors = (userSort ?? []).map((c) => (c.kind === 'vector_query' ? sortVector(schema, c.expr) : undefined));
+  const variants = textual && params.enable_synonyms ? synonymWords(store, schema, params, fields, words) : undefined;
 
   const offset = params.offset ?? (params.page - 1) * params.per_page;
   const limit = params.limit ?? params.per_page;
@@ -182,7 +195,27 @@ export function planSearch(store: Store, collection: string, params: SearchParam
     ...(vector ? { vector } : {}),
     ...(embed ? { embed } : {}),
     ...(decorate ? { decorate } : {}),
+    ...(variants && variants.length > 0 ? { variants } : {}),
   };
+}
+
+/**
+ * The synonym variants of the query's words (src/synonyms): the collection's own synonyms,
+ * its linked sets and the request's `synonym_sets`, in the locale of the first query_by field.
+ */
+function synonymWords(store: Store, schema: Schema, params: SearchParams, fields: FieldSpec[], words: QueryWords): SynonymWords[] {
+  const locale = fields[0]!.field.locale ?? '';
+  const units = synonymsFor(store, schema.record, locale, params.synonym_sets);
+  if (units.length === 0) return [];
+  const variants = synonymVariants(words.tokens, (i) => words.inPhrase.has(i), units, {
+    prefix: params.synonym_prefix,
+    typos: (w) => allowedTypos(w, params.synonym_num_typos, params.min_len_1typo, params.min_len_2typo),
+  });
+  return variants.map((v) => {
+    // a phrase's words are never replaced, but move with the words before them
+    const phrases = words.phrases.map((ph) => ph.map((i) => v.origin.indexOf(i)));
+    return { words: wordsOf(schema, params, fields, v.tokens, phrases, words.excluded, v.replaced), extra: v.extra };
+  });
 }
 
 /** The text fields of query_by (embedding fields are handled by the vector side). */
@@ -286,10 +319,29 @@ function queryWords(schema: Schema, params: SearchParams, fields: FieldSpec[], p
     for (const t of ts) all.push(t);
     if (p.phrase) phrases.push(ts.map((_, i) => start + i));
   }
+  return wordsOf(schema, params, fields, all, phrases, excluded);
+}
+
+/**
+ * The words of a query as the search looks them up: each token's form per field, typo
+ * budget and prefix rule. `exact`: indexes of tokens matched as written, as a phrase's
+ * words are (no typos, no prefix, never dropped): the words a synonym put in (synonyms).
+ * Tokens beyond max_query_tokens are left out, with the phrases that reach them.
+ */
+export function wordsOf(
+  schema: Schema,
+  params: SearchParams,
+  fields: FieldSpec[],
+  all: string[],
+  phrases: number[][],
+  excluded: string[][],
+  exact?: ReadonlySet<number>,
+): QueryWords {
   const max = SEARCH_DEFAULTS.max_query_tokens;
   const tokens = all.slice(0, max);
   const kept = phrases.filter((ph) => ph.every((i) => i < max));
   const inPhrase = new Set(kept.flat());
+  if (exact) for (const i of exact) if (i < max) inPhrase.add(i);
   const T = tokens.length;
   const fieldToks = fields.map((f) => fieldTokenizer(schema, f.field));
   const forField = tokens.map((t) =>

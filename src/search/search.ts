@@ -11,6 +11,8 @@
  *                     (collectors.ts)
  *   5. the page     hits [offset, offset + limit) hydrated: documents, highlights,
  *                     text_match_info (hits.ts)
+ *
+ * Synonyms run in step 3 (src/synonyms/variants.ts: the query's variants, planned with it).
  */
 import type { Store } from '../storage/store.js';
 import type { Schema } from '../schema/schema.js';
@@ -29,6 +31,7 @@ import { runHybrid } from './hybrid.js';
 import { highlightFields, hydrate, type SearchHit } from './hits.js';
 import { Sorter, type Hit } from './topk.js';
 import type { CandidateTable } from './candidates.js';
+import { runWithSynonyms } from '../synonyms/variants.js';
 
 export type { SearchHit } from './hits.js';
 
@@ -83,7 +86,8 @@ export function search(plan: SearchPlan, queryVector?: Float32Array): SearchResp
     scanAll(segs, masks, matches.collect, shouldStop);
   } else if (mode === 'keyword') {
     const found = () => matches.found;
-    candidates = runRounds(plan, segs, masks, { collect: matches.collect, found, ...(hits instanceof TopHits && hits.threshold ? { threshold: hits.threshold } : {}) }, shouldStop);
+    const sink = { collect: matches.collect, found, ...(hits instanceof TopHits && hits.threshold ? { threshold: hits.threshold } : {}) };
+    candidates = plan.variants ? runWithSynonyms(plan, segs, masks, sink, shouldStop) : runRounds(plan, segs, masks, sink, shouldStop);
   } else {
     const vhits = nearest(store, plan, vrun!, allowedSeqs(plan, snap, masks));
     if (mode === 'vector') runVector(snap, vhits, matches.collect);
