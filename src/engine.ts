@@ -60,9 +60,10 @@ import { deleteRule, getRule, listRules, putRule, ruleIndex, type AnalyticsRule 
 import { copyEnvironment } from './storage/copy.js';
 import { replicateThrough, type Replicate } from './cluster/command.js';
 import type { Schema } from './schema/schema.js';
-import { checkLinkedSets, Rules } from './rulesets/rulesets.js';
+import { checkLinkedSets, revisionToken, Rules } from './rulesets/rulesets.js';
 import { SYNONYMS, type SynonymItem } from './synonyms/synonyms.js';
 import { CURATION, type CurationItem } from './curation/rules.js';
+import { curate } from './curation/curate.js';
 import { deletePreset, getPreset, listPresets, presetSearches, putPreset, withPreset, type Preset } from './presets/presets.js';
 
 export interface EngineOptions extends OpenOptions {
@@ -422,7 +423,7 @@ export class Engine {
     const key = SearchCache.key(collection, raw, scope);
     // (read before the search: a write that lands meanwhile leaves the entry stale-marked, not stale)
     const record = getRecord(this.store, collection);
-    const version = [record, readState(this.store, record.id)];
+    const version = [record, readState(this.store, record.id), revisionToken(this.store)];
     const hit = this.searchCache.get(key, version);
     if (hit) return hit;
     const answer = await this.searchNow(collection, raw, scope);
@@ -433,8 +434,10 @@ export class Engine {
   private async searchNow(collection: string, raw: RawParams, scope?: SearchScope): Promise<SearchResponse> {
     // a spoken query is transcribed into q first (src/voice)
     const voice = raw.voice_query !== undefined ? await transcribeVoiceQuery(getRecord(this.store, collection), raw, this.embedEnv) : undefined;
-    const params = parseSearchParams(voice ? voice.params : raw);
-    const plan = planSearch(this.store, collection, params, scope);
+    // curation rules and pinned / hidden hits first: they may change q (src/curation)
+    const curated = curate(this.store, collection, voice ? voice.params : raw, scope);
+    const params = parseSearchParams(curated.raw);
+    const plan = planSearch(this.store, collection, params, scope, curated.curation);
     const queryVector = plan.embed ? await this.embedQuery(plan.embed, params) : undefined;
     const res = search(plan, queryVector);
     if (voice) res.request_params = { ...res.request_params, voice_query: { transcribed_query: voice.text } } as SearchResponse['request_params'];
@@ -443,7 +446,8 @@ export class Engine {
 
   /** A search that needs no embedding, answered synchronously (benchmarks, hot loops). */
   searchSync(collection: string, raw: RawParams): SearchResponse {
-    const plan = planSearch(this.store, collection, parseSearchParams(raw));
+    const curated = curate(this.store, collection, raw);
+    const plan = planSearch(this.store, collection, parseSearchParams(curated.raw), undefined, curated.curation);
     if (plan.embed) throw new FathomError('BAD_PARAMETER', 'this query needs an embedding model; use search()');
     return search(plan);
   }

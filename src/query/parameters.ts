@@ -77,6 +77,11 @@ export const SEARCH_PARAMETERS: readonly SearchParameter[] = [
   { name: 'synonym_sets', kind: 'fields', doc: 'more synonym sets to apply, besides those the collection links', flag: true },
   { name: 'synonym_prefix', kind: 'bool', default: D.synonym_prefix, doc: "let the query's last word match a synonym's word as a prefix" },
   { name: 'synonym_num_typos', kind: 'int', default: D.synonym_num_typos, min: 0, max: 2, doc: 'typos allowed when a query word is compared with a synonym' },
+  { name: 'enable_overrides', kind: 'bool', default: D.enable_overrides, doc: 'apply curation rules (overrides, curation sets)' },
+  { name: 'override_tags', kind: 'fields', doc: 'apply only the curation rules with these tags (also `curation_tags`)' },
+  { name: 'pinned_hits', kind: 'text', doc: '`id:position,...`: documents shown at those positions (1-based)', flag: true },
+  { name: 'hidden_hits', kind: 'fields', doc: '`id,...`: documents never shown', flag: true },
+  { name: 'filter_curated_hits', kind: 'bool', default: D.filter_curated_hits, doc: "pinned and curated documents must pass the request's filter_by too" },
   { name: 'use_cache', kind: 'bool', default: D.use_cache, doc: 'answer from the search cache while an answer is younger than cache_ttl' },
   { name: 'cache_ttl', kind: 'int', default: D.cache_ttl, min: 0, max: 2 ** 31 - 1, doc: 'seconds a cached answer is kept' },
 ];

@@ -53,6 +53,9 @@ export interface SearchParams {
   synonym_num_typos: number;
   /** Synonym sets named by the request (besides those the collection links). */
   synonym_sets?: string[];
+  /** Curation (src/curation/curate.ts reads these from the raw parameters, before parsing). */
+  enable_overrides: boolean;
+  filter_curated_hits: boolean;
   /** Raw parameters as received (for request_params and extensions). */
   raw: Record<string, unknown>;
 }
@@ -209,6 +212,8 @@ export function parseSearchParams(raw: RawParams): SearchParams {
     synonym_prefix: boolParam(raw, 'synonym_prefix'),
     synonym_num_typos: intParam(raw, 'synonym_num_typos'),
     ...(synonymSets && synonymSets.length ? { synonym_sets: synonymSets } : {}),
+    enable_overrides: boolParam(raw, 'enable_overrides'),
+    filter_curated_hits: boolParam(raw, 'filter_curated_hits'),
     raw,
   };
 }

@@ -23,6 +23,8 @@ import { parseVectorQuery, type VectorQuery } from '../vector/vquery.js';
 import { SEARCH_DEFAULTS } from '../defaults.js';
 import { decorateWithJoins, joinResolver, parseJoinIncludes } from '../join/join.js';
 import { synonymsFor, synonymVariants } from '../synonyms/synonyms.js';
+import type { Curation } from '../curation/curate.js';
+import type { FilterNode } from './filter.js';
 
 function bad(msg: string): never {
   throw new FathomError('BAD_PARAMETER', msg);
@@ -120,6 +122,8 @@ export interface SearchPlan {
    * words, and the tokens its matches count extra (the words replaced minus the words put in).
    */
   variants?: SynonymWords[];
+  /** What curation rules and pinned_hits / hidden_hits decided (src/curation), when anything. */
+  curation?: Curation;
 }
 
 /** A synonym variant of the query's words (see SearchPlan.variants). */
@@ -136,8 +140,12 @@ export function allowedTypos(token: string, numTypos: number, minLen1: number, m
   return 0;
 }
 
-/** Reads every parameter of a search against the collection's schema. */
-export function planSearch(store: Store, collection: string, params: SearchParams, scope?: SearchScope): SearchPlan {
+/**
+ * Reads every parameter of a search against the collection's schema. `curation`: what the
+ * collection's curation rules decided for this search (src/curation/curate.ts): its filter is
+ * AND-ed with the request's (and a scoped key's), its sort replaces the request's.
+ */
+export function planSearch(store: Store, collection: string, params: SearchParams, scope?: SearchScope, curation?: Curation): SearchPlan {
   const schema = getSchema(store, collection);
   // the vector side first: what must be embedded is known before anything else is checked
   const vq = params.vector_query ? parseVectorQuery(params.vector_query) : undefined;
@@ -148,13 +156,15 @@ export function planSearch(store: Store, collection: string, params: SearchParam
 
   const fields = resolveQueryFields(schema, params);
   const ownFilter = params.filter_by ? parseFilter(params.filter_by) : undefined;
-  const filterTree = scopedFilter(ownFilter, scope);
+  const filterTree = scopedFilter(andFilters(ownFilter, curation?.filter), scope);
   const filter = filterTree ? compileFilter(filterTree, schema, store, joinResolver(store, schema)) : undefined;
   const joinSpec = joinLists(params, scope);
   const joinIncludes = parseJoinIncludes(joinSpec.include, joinSpec.exclude);
   const decorate = joinIncludes.length > 0 ? (doc: Record<string, unknown>, seq: number) => decorateWithJoins(store, schema, joinIncludes, doc, seq) : undefined;
-  const userSort = params.sort_by ? parseSort(params.sort_by, schema) : undefined;
-  checkVisible(scope, schema, params, ownFilter, userSort);
+  const ownSort = params.sort_by ? parseSort(params.sort_by, schema) : undefined;
+  // (a curation rule's sort replaces the request's; the key's bounds judge the request's own)
+  const userSort = curation?.sortBy ? parseSort(curation.sortBy, schema) : ownSort;
+  checkVisible(scope, schema, params, ownFilter, ownSort);
   const facets = facetSpecs(schema, params);
   const groupFields = (params.group_by ?? []).map((name) => {
     const f = schema.field(name);
@@ -196,7 +206,13 @@ export function planSearch(store: Store, collection: string, params: SearchParam
     ...(embed ? { embed } : {}),
     ...(decorate ? { decorate } : {}),
     ...(variants && variants.length > 0 ? { variants } : {}),
+    ...(curation ? { curation } : {}),
   };
+}
+
+/** Two filters as one AND node (either may be absent). */
+function andFilters(a: FilterNode | undefined, b: FilterNode | undefined): FilterNode | undefined {
+  return a && b ? { kind: 'and', children: [a, b] } : (a ?? b);
 }
 
 /**
