@@ -412,6 +412,8 @@ export class Engine {
    * Asynchronous because a query on an embedding field embeds `q` first.
    */
   async search(collection: string, raw: RawParams, scope?: SearchScope): Promise<SearchResponse> {
+    // a preset's parameters lie under the request's (src/presets)
+    raw = withPreset(this.store, raw);
     // Natural-language search asks an LLM for the parameters, then comes back here without it.
     if (wantsNlQuery(raw)) return naturalLanguageSearch(this, collection, raw, { scope });
     const conv = raw.conversation;
@@ -446,7 +448,7 @@ export class Engine {
 
   /** A search that needs no embedding, answered synchronously (benchmarks, hot loops). */
   searchSync(collection: string, raw: RawParams): SearchResponse {
-    const curated = curate(this.store, collection, raw);
+    const curated = curate(this.store, collection, withPreset(this.store, raw));
     const plan = planSearch(this.store, collection, parseSearchParams(curated.raw), undefined, curated.curation);
     if (plan.embed) throw new FathomError('BAD_PARAMETER', 'this query needs an embedding model; use search()');
     return search(plan);
@@ -469,11 +471,20 @@ export class Engine {
    */
   async multiSearch(searches: unknown, common: RawParams = {}, scope?: SearchScope): Promise<{ results: Array<SearchResponse | { code: number; error: string }> }> {
     if (!Array.isArray(searches)) throw new FathomError('BAD_REQUEST', 'multi_search needs a `searches` array');
+    // an empty `searches` with a multi_search preset in the common parameters: the preset's searches
+    let list: unknown[] = searches;
+    const multi = searches.length === 0 ? this.presetSearches(common) : undefined;
+    if (multi) {
+      list = multi;
+      const { preset: _p, ...rest } = common;
+      common = rest;
+    }
     const results: Array<SearchResponse | { code: number; error: string }> = [];
-    for (const s of searches) {
+    for (const s of list) {
       try {
         if (!s || typeof s !== 'object' || Array.isArray(s)) throw new FathomError('BAD_REQUEST', 'each search must be a JSON object');
-        const params = { ...common, ...(s as RawParams) };
+        // (a preset may name the collection)
+        const params = withPreset(this.store, { ...common, ...(s as RawParams) });
         const collection = params.collection;
         if (typeof collection !== 'string' || !collection) throw new FathomError('BAD_REQUEST', 'each search needs a `collection`');
         results.push(await this.search(collection, params, scope));

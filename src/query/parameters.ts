@@ -82,6 +82,7 @@ export const SEARCH_PARAMETERS: readonly SearchParameter[] = [
   { name: 'pinned_hits', kind: 'text', doc: '`id:position,...`: documents shown at those positions (1-based)', flag: true },
   { name: 'hidden_hits', kind: 'fields', doc: '`id,...`: documents never shown', flag: true },
   { name: 'filter_curated_hits', kind: 'bool', default: D.filter_curated_hits, doc: "pinned and curated documents must pass the request's filter_by too" },
+  { name: 'preset', kind: 'text', doc: 'a stored preset whose parameters this search starts from (its own parameters win)', flag: true },
   { name: 'use_cache', kind: 'bool', default: D.use_cache, doc: 'answer from the search cache while an answer is younger than cache_ttl' },
   { name: 'cache_ttl', kind: 'int', default: D.cache_ttl, min: 0, max: 2 ** 31 - 1, doc: 'seconds a cached answer is kept' },
 ];
