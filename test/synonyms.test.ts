@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dataDirPath, openEngine } from './helpers.js';
 import type { Engine } from '../src/engine.js';
@@ -146,6 +147,23 @@ describe('synonyms in search', () => {
     engines.push(again);
     expect(again.synonyms().list('products')).toEqual([{ id: 'coats', synonyms: ['blazer', 'coat'] }]);
     expect((await search(again, 'coat')).sort()).toEqual(['blazer', 'coat']);
+  });
+
+  it('carries synonyms, sets, curation rules and presets into a snapshot', async () => {
+    const e = await products();
+    await e.synonyms().put('products', 'coats', { synonyms: ['blazer', 'coat'] });
+    await e.synonyms().putSet('extra', { items: [{ id: 'x', synonyms: ['watch', 'clock'] }] });
+    await e.curation().put('products', 'pin', { rule: { query: 'coat', match: 'exact' }, includes: [{ id: 'cpp', position: 1 }] });
+    await e.putPreset('p', { value: { query_by: 'title' } });
+    const target = path.join(path.dirname(dataDirPath()), 'snap');
+    await e.snapshot(target);
+    const copy = openEngine(target);
+    engines.push(copy);
+    expect(copy.synonyms().list('products')).toEqual(e.synonyms().list('products'));
+    expect(copy.synonyms().listSets()).toEqual(e.synonyms().listSets());
+    expect(copy.curation().list('products')).toEqual(e.curation().list('products'));
+    expect(copy.listPresets()).toEqual(e.listPresets());
+    expect(ids(await copy.search('products', { q: 'coat', preset: 'p' }))).toEqual(['cpp', 'coat', 'blazer']);
   });
 
   it('deletes a collection\'s synonyms with it', async () => {
