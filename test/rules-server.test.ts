@@ -66,7 +66,6 @@ describe('synonyms, Typesense <= 29: per collection', () => {
     await client.collections('products').synonyms().upsert('phones', { root: 'smart phone', synonyms: ['iphone'] });
     expect((await client.collections('products').synonyms().retrieve()).synonyms.map((x) => x.id)).toEqual(['coats', 'phones']);
     expect(await client.collections('products').synonyms('phones').retrieve()).toEqual({ id: 'phones', root: 'smart phone', synonyms: ['iphone'] });
-    expect(ids(await search(client, { q: 'coat' }))[0]).toBe('1');
     expect(ids(await search(client, { q: 'coat' })).sort()).toEqual(['1', '2', '3']);
     expect(ids(await search(client, { q: 'smart phone' })).slice(0, 2).sort()).toEqual(['4', '5']);
     // the other collection has synonyms of its own: none

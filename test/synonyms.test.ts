@@ -2,7 +2,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dataDirPath, openEngine } from './helpers.js';
 import type { Engine } from '../src/engine.js';
-import { synonymVariants, type CompiledSynonyms } from '../src/synonyms/synonyms.js';
+import { expandSynonyms, type CompiledSynonyms } from '../src/synonyms/synonyms.js';
 
 const PRODUCTS = [
   { id: 'iphone', title: 'iPhone 12 case' },
@@ -38,14 +38,16 @@ describe('synonyms in search', () => {
     expect(await search(e, 'coat')).toEqual(['coat']);
   });
 
-  it('a multi-way synonym finds every word of the set, the typed word first', async () => {
+  it('a multi-way synonym finds every word of the set, each match scored as the typed word', async () => {
     const e = await products();
     await e.synonyms().put('products', 'coats', { synonyms: ['blazer', 'coat', 'jacket'] });
-    const hits = await search(e, 'coat');
-    expect(hits[0]).toBe('coat');
-    expect(hits.slice().sort()).toEqual(['blazer', 'coat', 'jacket']);
-    expect((await search(e, 'jacket'))[0]).toBe('jacket');
-    expect((await search(e, 'jacket')).slice().sort()).toEqual(['blazer', 'coat', 'jacket']);
+    expect((await search(e, 'coat')).sort()).toEqual(['blazer', 'coat', 'jacket']);
+    expect((await search(e, 'jacket')).sort()).toEqual(['blazer', 'coat', 'jacket']);
+    // "Winter coat" and "Leather jacket": the same match, through the typed word or its synonym
+    const r = await e.search('products', { q: 'coat', query_by: 'title' });
+    const score = (id: string) => r.hits!.find((h) => h.document.id === id)!.text_match_info;
+    expect(score('jacket')).toEqual(score('coat'));
+    expect(r.hits!.find((h) => h.document.id === 'jacket')!.highlight).toMatchObject({ title: { matched_tokens: ['jacket'] } });
   });
 
   it('a one-way synonym works from its root only', async () => {
@@ -212,25 +214,33 @@ describe('synonym variants', () => {
   };
   const exact = { prefix: false, typos: () => 0 };
 
-  it('replaces each matching span, then combinations, fewest replacements first', () => {
+  it('makes one word for one word an alternative of the word, and other replacements variants', () => {
     const u = unit([
       [['smart', 'phone'], [['iphone']]],
-      [['case'], [['cover']]],
+      [['case'], [['cover'], ['sleeve']]],
+      [['phone'], [['mobile', 'phone'], ['handset']]],
     ]);
-    const v = synonymVariants(['smart', 'phone', 'case'], () => false, [u], exact);
-    expect(v.map((x) => x.tokens.join(' '))).toEqual(['iphone case', 'smart phone cover', 'iphone cover']);
-    expect(v[0]!.extra).toBe(1);
-    expect([...v[0]!.replaced]).toEqual([0]);
-    expect(v[0]!.origin).toEqual([-1, 2]);
+    const x = expandSynonyms(['smart', 'phone', 'case'], () => false, [u], exact);
+    expect(x.alternatives).toEqual([[], ['handset'], ['cover', 'sleeve']]);
+    expect(x.variants.map((v) => v.tokens.join(' '))).toEqual(['iphone case', 'smart mobile phone case']);
+    expect(x.variants[0]!.extra).toBe(1);
+    expect(x.variants[1]!.extra).toBe(-1);
+    expect([...x.variants[0]!.replaced]).toEqual([0]);
+    expect(x.variants[0]!.origin).toEqual([-1, 2]);
   });
 
-  it('stops at the limit of variants', () => {
-    const u = unit([[['a'], Array.from({ length: 50 }, (_, i) => [`w${i}`])]]);
-    expect(synonymVariants(['a'], () => false, [u], exact, 5)).toHaveLength(5);
+  it('combines replacements that do not overlap, fewest first, up to the limit', () => {
+    const u = unit([
+      [['a', 'b'], [['x']]],
+      [['c', 'd'], [['y']]],
+    ]);
+    expect(expandSynonyms(['a', 'b', 'c', 'd'], () => false, [u], exact).variants.map((v) => v.tokens.join(' '))).toEqual(['x c d', 'a b y', 'x y']);
+    const many = unit([[['a', 'b'], Array.from({ length: 50 }, (_, i) => [`w${i}`, 'z'])]]);
+    expect(expandSynonyms(['a', 'b'], () => false, [many], exact, 5).variants).toHaveLength(5);
   });
 
   it('leaves fixed words alone', () => {
     const u = unit([[['a'], [['b']]]]);
-    expect(synonymVariants(['a', 'a'], (i) => i === 0, [u], exact).map((x) => x.tokens)).toEqual([['a', 'b']]);
+    expect(expandSynonyms(['a', 'a'], (i) => i === 0, [u], exact).alternatives).toEqual([[], ['b']]);
   });
 });

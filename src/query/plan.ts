@@ -22,7 +22,7 @@ import { checkVisible, joinLists, scopedFilter, type SearchScope } from './scope
 import { parseVectorQuery, type VectorQuery } from '../vector/vquery.js';
 import { SEARCH_DEFAULTS } from '../defaults.js';
 import { decorateWithJoins, joinResolver, parseJoinIncludes } from '../join/join.js';
-import { synonymsFor, synonymVariants } from '../synonyms/synonyms.js';
+import { expandSynonyms, synonymsFor } from '../synonyms/synonyms.js';
 import type { Curation } from '../curation/curate.js';
 import type { FilterNode } from './filter.js';
 
@@ -66,6 +66,11 @@ export interface QueryWords {
   maxTypos: number;
   /** Token indexes that are words of a phrase, or that a synonym put in (never dropped, never typo-expanded). */
   inPhrase: Set<number>;
+  /**
+   * [token][field]: single words that stand for the token (src/synonyms), in the field's
+   * form; each is looked up as written beside the token's own candidates, counting as it.
+   */
+  synonyms?: string[][][];
 }
 
 /** What a search needs embedded before it can run (the engine computes it asynchronously). */
@@ -174,13 +179,14 @@ export function planSearch(store: Store, collection: string, params: SearchParam
   });
   const stop = loadStopwords(store, params.stopwords);
   const parsed = parseQ(params.q);
-  const words = queryWords(schema, params, fields, parsed.parts, stop);
+  let words = queryWords(schema, params, fields, parsed.parts, stop);
   const textual = words.tokens.length > 0 && fields.length > 0;
   const onlyExclusions = parsed.parts.every((p) => p.exclude);
   const wildcard = !textual && (parsed.wildcard || onlyExclusions || fields.length === 0);
   const emptyAfterStopwords = words.tokens.length === 0 && !parsed.wildcard && !onlyExclusions && fields.length > 0;
   const sortVectors = (userSort ?? []).map((c) => (c.kind === 'vector_query' ? sortVector(schema, c.expr) : undefined));
-  const variants = textual && params.enable_synonyms ? synonymWords(store, schema, params, fields, words) : undefined;
+  let variants: SynonymWords[] | undefined;
+  if (textual && params.enable_synonyms) ({ words, variants } = synonymWords(store, schema, params, fields, words));
 
   const offset = params.offset ?? (params.page - 1) * params.per_page;
   const limit = params.limit ?? params.per_page;
@@ -219,19 +225,30 @@ function andFilters(a: FilterNode | undefined, b: FilterNode | undefined): Filte
  * The synonym variants of the query's words (src/synonyms): the collection's own synonyms,
  * its linked sets and the request's `synonym_sets`, in the locale of the first query_by field.
  */
-function synonymWords(store: Store, schema: Schema, params: SearchParams, fields: FieldSpec[], words: QueryWords): SynonymWords[] {
+function synonymWords(store: Store, schema: Schema, params: SearchParams, fields: FieldSpec[], words: QueryWords): { words: QueryWords; variants?: SynonymWords[] } {
   const locale = fields[0]!.field.locale ?? '';
   const units = synonymsFor(store, schema.record, locale, params.synonym_sets);
-  if (units.length === 0) return [];
-  const variants = synonymVariants(words.tokens, (i) => words.inPhrase.has(i), units, {
+  if (units.length === 0) return { words };
+  const { alternatives, variants } = expandSynonyms(words.tokens, (i) => words.inPhrase.has(i), units, {
     prefix: params.synonym_prefix,
     typos: (w) => allowedTypos(w, params.synonym_num_typos, params.min_len_1typo, params.min_len_2typo),
   });
-  return variants.map((v) => {
-    // a phrase's words are never replaced, but move with the words before them
-    const phrases = words.phrases.map((ph) => ph.map((i) => v.origin.indexOf(i)));
-    return { words: wordsOf(schema, params, fields, v.tokens, phrases, words.excluded, v.replaced), extra: v.extra };
-  });
+  const withAlternatives = (w: QueryWords, alts: string[][]): QueryWords => (alts.some((a) => a.length > 0) ? { ...w, synonyms: synonymForms(schema, fields, alts) } : w);
+  return {
+    words: withAlternatives(words, alternatives),
+    variants: variants.map((v) => {
+      // a phrase's words are never replaced, but move with the words before them
+      const phrases = words.phrases.map((ph) => ph.map((i) => v.origin.indexOf(i)));
+      const vw = wordsOf(schema, params, fields, v.tokens, phrases, words.excluded, v.replaced);
+      return { words: withAlternatives(vw, v.origin.map((o) => (o >= 0 ? alternatives[o]! : []))), extra: v.extra };
+    }),
+  };
+}
+
+/** [token][field]: the alternatives of each token in each field's form (stemmed, another locale). */
+function synonymForms(schema: Schema, fields: FieldSpec[], alternatives: string[][]): string[][][] {
+  const toks = fields.map((f) => fieldTokenizer(schema, f.field));
+  return alternatives.map((alts) => fields.map((f, fi) => alts.map((w) => (f.field.stem || f.field.locale !== fields[0]!.field.locale ? toks[fi]!.normalizeWord(w) || w : w))));
 }
 
 /** The text fields of query_by (embedding fields are handled by the vector side). */

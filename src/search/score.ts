@@ -24,13 +24,6 @@ export function baseScore(tokens: number, typoCost: number, fieldsMatched: numbe
   return tokens * TOK_SHIFT + (255 - Math.min(255, typoCost)) * TYPO_SHIFT + Math.min(63, fieldsMatched) * FIELDS_SHIFT;
 }
 
-/**
- * Set on a match of the query's words as typed when the query also ran synonyms
- * (src/synonyms/variants.ts): below every part of the score, so that it only orders a match of
- * the typed words before an otherwise equal match through a synonym. text_match_info ignores it.
- */
-export const TYPED_MATCH = 2 ** 12;
-
 /** The score with `n` more tokens matched (a synonym's words counting as the words they stand for). */
 export function addTokensMatched(score: number, n: number): number {
   return score + n * TOK_SHIFT;

@@ -9,13 +9,16 @@
  *
  * Items live in src/rulesets (a collection's own, or named sets it links); a search uses its
  * collection's own items, its linked sets and the sets the request names (`synonym_sets`).
- * Expansion (`synonymVariants`) finds every span of the query that a rule's words match
+ * Expansion (`expandSynonyms`) finds every span of the query that a rule's words match
  * (exactly; with `synonym_num_typos`, within that many typos per word; with
- * `synonym_prefix`, the query's last word may be a prefix of the rule's last word) and
- * makes a variant of the query for each replacement and each combination of replacements
- * that do not overlap, fewest replacements first, at most RULE_LIMITS.maxSynonymVariants.
- * The words of a quoted phrase are never replaced. How the variants are searched and ranked
- * is src/synonyms/variants.ts.
+ * `synonym_prefix`, the query's last word may be a prefix of the rule's last word). A word
+ * that stands for one word ("coat" -> "jacket") becomes an alternative of that query word:
+ * the search looks it up beside the word, as written, in the same pass (query/plan.ts
+ * QueryWords.synonyms, search/candidates.ts), so any number of them cost one search. A
+ * replacement with another number of words ("smart phone" -> "iphone") makes a variant of
+ * the query, one per replacement and per combination of replacements that do not overlap,
+ * fewest first, at most RULE_LIMITS.maxSynonymVariants; each variant is a search of its own
+ * (src/synonyms/variants.ts). The words of a quoted phrase are never replaced.
  */
 import { RULE_LIMITS } from '../defaults.js';
 import { FathomError } from '../errors.js';
@@ -207,13 +210,22 @@ interface Edit {
   to: string[];
 }
 
+/** What synonyms make of a query's words. */
+export interface Expansion {
+  /** [word]: the single words that stand for it, looked up beside it. */
+  alternatives: string[][];
+  /** Variants with replacements of another number of words (the query itself not among them). */
+  variants: SynonymVariant[];
+}
+
 /**
- * The variants of a query's words under the given synonyms (the query itself not among
- * them). `fixed[i]`: word i is in a quoted phrase and is never replaced.
+ * What the given synonyms make of a query's words. `fixed(i)`: word i is in a quoted phrase
+ * and is never replaced.
  */
-export function synonymVariants(tokens: readonly string[], fixed: (i: number) => boolean, units: readonly CompiledSynonyms[], opts: MatchOptions, max: number = RULE_LIMITS.maxSynonymVariants): SynonymVariant[] {
+export function expandSynonyms(tokens: readonly string[], fixed: (i: number) => boolean, units: readonly CompiledSynonyms[], opts: MatchOptions, max: number = RULE_LIMITS.maxSynonymVariants): Expansion {
   const T = tokens.length;
-  if (T === 0 || units.length === 0 || max <= 0) return [];
+  const alternatives: string[][] = tokens.map(() => []);
+  if (T === 0 || units.length === 0) return { alternatives, variants: [] };
   const fuzzy = opts.prefix || tokens.some((t) => opts.typos(t) > 0);
   const edits: Edit[] = [];
   const wordMatches = (q: number, w: string, last: boolean): boolean => {
@@ -233,11 +245,21 @@ export function synonymVariants(tokens: readonly string[], fixed: (i: number) =>
         let ok = true;
         for (let k = 0; k < n && ok; k++) ok = !fixed(i + k) && wordMatches(i + k, r.from[k]!, k === n - 1);
         if (!ok) continue;
-        for (const to of r.to) edits.push({ start: i, len: n, to });
+        const alt = alternatives[i]!;
+        const add = (w: string) => {
+          if (w !== tokens[i] && !alt.includes(w)) alt.push(w);
+        };
+        // a word matched with a typo or as a prefix: the rule's word is what was meant
+        if (n === 1) add(r.from[0]!);
+        for (const to of r.to) {
+          // one word for one word: an alternative of the query word
+          if (n === 1 && to.length === 1) add(to[0]!);
+          else edits.push({ start: i, len: n, to });
+        }
       }
     }
   }
-  if (edits.length === 0) return [];
+  if (edits.length === 0 || max <= 0) return { alternatives, variants: [] };
   edits.sort((a, b) => a.start - b.start || a.len - b.len);
   const out: SynonymVariant[] = [];
   const seen = new Set<string>([tokens.join('\u0000')]);
@@ -288,5 +310,5 @@ export function synonymVariants(tokens: readonly string[], fixed: (i: number) =>
     choose(0, size);
     if (out.length === before && size > 1) break;
   }
-  return out;
+  return { alternatives, variants: out };
 }

@@ -1,27 +1,29 @@
 /**
- * src/synonyms/variants.ts: a keyword search with synonyms.
+ * src/synonyms/variants.ts: a keyword search with synonyms that replace a run of words by
+ * another number of words ("smart phone" -> "iphone"). (Synonyms of one word for one word
+ * need none of this: they are candidates of the query word, search/candidates.ts.)
  *
- * The query as typed and each synonym variant of it (synonyms.ts, planned in
- * query/plan.ts as `plan.variants`) are matched one after another, each with keyword.ts's
- * typo rounds and token dropping, and each document keeps its best score over them; every
- * document is then collected once, so `found` and facets count it once.
+ * The query and each variant of it (synonyms.ts, planned in query/plan.ts as
+ * `plan.variants`) are matched one after another, each with keyword.ts's typo rounds and
+ * token dropping, and each document keeps its best score over them; every document is then
+ * collected once, so `found` and facets count it once.
  *
- *   typed words      runRounds(plan)            score + TYPED_MATCH
+ *   the query        runRounds(plan)            score
  *   variant 1..n     runRounds(plan, variant)   score + (words replaced - words put in) tokens
  *                    (the words a synonym put in are matched as written, never dropped)
  *   best per document -> sink.collect
  *
- * Ranking, as the reference ranks synonym matches: a synonym's words count like the words
- * they stand for (a match of "iphone" for the query "smart phone" has both tokens matched),
- * and typos, proximity, field weight and exactness are those of the variant's match; a match
- * of the typed words carries TYPED_MATCH (below every part of the score) and so never ranks
- * below an otherwise equal match through a synonym.
+ * Ranking, as the reference ranks synonym matches: the same as a match of the typed words.
+ * A synonym's words count like the words they stand for (a match of "iphone" for the query
+ * "smart phone" has both tokens matched); typos, proximity, field weight and exactness are
+ * those of the variant's match. A match of the typed words is never scored lower than the
+ * same match through a synonym.
  */
 import type { LiveSegment } from '../index/manifest.js';
 import type { SearchPlan } from '../query/plan.js';
 import type { CandidateTable } from '../search/candidates.js';
 import { runRounds, type RoundSink, type SegmentMasks } from '../search/keyword.js';
-import { addTokensMatched, TYPED_MATCH } from '../search/score.js';
+import { addTokensMatched } from '../search/score.js';
 
 /** Runs the typed query and its synonym variants; returns every candidate table (for highlights). */
 export function runWithSynonyms(plan: SearchPlan, segs: LiveSegment[], masks: SegmentMasks, sink: RoundSink, shouldStop: () => boolean): CandidateTable {
@@ -50,7 +52,7 @@ export function runWithSynonyms(plan: SearchPlan, segs: LiveSegment[], masks: Se
       shouldStop,
     );
   };
-  const tables: CandidateTable[] = [run(plan, (score) => score + TYPED_MATCH)];
+  const tables: CandidateTable[] = [run(plan, (score) => score)];
   for (const v of plan.variants ?? []) {
     if (shouldStop()) break;
     tables.push(run({ ...plan, words: v.words }, (score) => addTokensMatched(score, v.extra)));
