@@ -67,13 +67,19 @@ interface CompiledRule {
   tags?: Set<string>;
 }
 
-/** One unit's rules, indexed for the common cases. */
+/**
+ * One unit's rules, indexed so that a search looks up the few that can apply to it (a
+ * thousand rules cost a handful of map lookups per search, not a thousand tries).
+ */
 interface CompiledRules {
   /** Exact rules without placeholders, by their words joined with spaces. */
   exact: Map<string, CompiledRule[]>;
-  /** Contains rules without placeholders, by their first word. */
-  containsByFirst: Map<string, CompiledRule[]>;
-  /** Every other rule (placeholders, filter or tags only, wildcard): tried on every search. */
+  /** Contains rules without placeholders, and rules with placeholders and a word, by a word they need. */
+  byWord: Map<string, CompiledRule[]>;
+  /** Rules without a query: by their rule.filter_by text, or (tags only) by tag. */
+  byFilter: Map<string, CompiledRule[]>;
+  byTag: Map<string, CompiledRule[]>;
+  /** Rules whose query is `*` (a wildcard search), or placeholders only: tried on every search. */
   others: CompiledRule[];
   size: number;
 }
@@ -89,7 +95,7 @@ function ruleTokenizer(schema: Schema): Tokenizer {
 
 function compile(items: readonly CurationItem[], schema: Schema): CompiledRules {
   const tok = ruleTokenizer(schema);
-  const out: CompiledRules = { exact: new Map(), containsByFirst: new Map(), others: [], size: items.length };
+  const out: CompiledRules = { exact: new Map(), byWord: new Map(), byFilter: new Map(), byTag: new Map(), others: [], size: items.length };
   const push = (m: Map<string, CompiledRule[]>, k: string, r: CompiledRule) => {
     const l = m.get(k);
     if (l) l.push(r);
@@ -101,11 +107,12 @@ function compile(items: readonly CurationItem[], schema: Schema): CompiledRules 
     const parts = q !== undefined && !wildcard ? queryParts(q, (s) => tok.tokens(s)) : undefined;
     const hasPlaceholders = !!parts?.some((p) => 'field' in p);
     const r: CompiledRule = { item, wildcard, hasPlaceholders, ...(parts ? { parts } : {}), ...(item.rule.tags ? { tags: new Set(item.rule.tags) } : {}) };
-    if (parts && parts.length > 0 && !hasPlaceholders) {
-      const words = parts.map((p) => (p as { word: string }).word);
-      if (item.rule.match === 'exact') push(out.exact, words.join(' '), r);
-      else push(out.containsByFirst, words[0]!, r);
-    } else out.others.push(r);
+    const words = (parts ?? []).flatMap((p) => ('word' in p ? [p.word] : []));
+    if (parts && !hasPlaceholders && item.rule.match === 'exact') push(out.exact, words.join(' '), r);
+    else if (words.length > 0) push(out.byWord, words[0]!, r);
+    else if (q === undefined && item.rule.filter_by !== undefined) push(out.byFilter, item.rule.filter_by.trim(), r);
+    else if (q === undefined) for (const t of item.rule.tags ?? []) push(out.byTag, t, r);
+    else out.others.push(r);
   }
   return out;
 }
@@ -191,17 +198,32 @@ function valuesOf(ti: TextIndex, tok: Tokenizer): Map<string, string> {
   return m;
 }
 
-/** Finds a stored value of `field` whose words are `words` (the value as stored), or undefined. */
-function fieldValue(store: Store, schema: Schema, field: string, words: string, tok: Tokenizer): string | undefined {
-  const f = schema.field(field);
-  if (!f || f.kind !== 'text') return undefined;
-  for (const seg of snapshot(store, schema.id).segments) {
-    const ti = seg.reader.text(f.id);
-    if (!ti || !ti.valueIds) continue;
-    const v = valuesOf(ti, tok).get(words);
-    if (v !== undefined) return v;
-  }
-  return undefined;
+/**
+ * Looks up stored values of fields by their words (placeholders): `lookup(field, words)` is
+ * the value as stored, or undefined. The index snapshot is taken once, at the first lookup.
+ */
+function valueLookup(store: Store, schema: Schema, tok: Tokenizer): (field: string, words: string) => string | undefined {
+  let maps: Map<string, Map<string, string>[]> | undefined;
+  return (field, words) => {
+    maps ??= new Map();
+    let list = maps.get(field);
+    if (!list) {
+      list = [];
+      const f = schema.field(field);
+      if (f && f.kind === 'text') {
+        for (const seg of snapshot(store, schema.id).segments) {
+          const ti = seg.reader.text(f.id);
+          if (ti && ti.valueIds) list.push(valuesOf(ti, tok));
+        }
+      }
+      maps.set(field, list);
+    }
+    for (const m of list) {
+      const v = m.get(words);
+      if (v !== undefined) return v;
+    }
+    return undefined;
+  };
 }
 
 interface RuleMatch {
@@ -330,9 +352,12 @@ export function curate(store: Store, collection: string, raw: RawParams, scope?:
     // the rules that may apply: looked up by q's words, plus every rule that must be tried
     const found = new Set<CompiledRule>();
     const joined = words.map((w) => w.word).join(' ');
+    const distinct = new Set(words.map((x) => x.word));
     for (const u of units) {
       for (const r of u.exact.get(joined) ?? []) found.add(r);
-      for (const w of new Set(words.map((x) => x.word))) for (const r of u.containsByFirst.get(w) ?? []) found.add(r);
+      for (const w of distinct) for (const r of u.byWord.get(w) ?? []) found.add(r);
+      for (const f of filters) for (const r of u.byFilter.get(f) ?? []) found.add(r);
+      for (const t of tags) for (const r of u.byTag.get(t) ?? []) found.add(r);
       for (const r of u.others) found.add(r);
     }
     const now = nowSeconds();
@@ -346,7 +371,7 @@ export function curate(store: Store, collection: string, raw: RawParams, scope?:
       .filter(({ r, g }) => g >= 0 && (r.item.effective_from_ts === undefined || now >= r.item.effective_from_ts) && (r.item.effective_to_ts === undefined || now <= r.item.effective_to_ts))
       .sort((a, b) => a.g - b.g || (a.r.item.id < b.r.item.id ? -1 : a.r.item.id > b.r.item.id ? 1 : 0));
 
-    const lookup = (field: string, w: string) => fieldValue(store, schema, field, w, tok);
+    const lookup = valueLookup(store, schema, tok);
     const filterNodes: FilterNode[] = [];
     const drop = new Set<number>();
     let replaceQuery: string | undefined;
