@@ -14,6 +14,9 @@ import { serveCommand } from '../commands/serve.js';
 import { keysCommand } from '../commands/keys.js';
 import { snapshotCommand } from '../commands/snapshot.js';
 import { analyticsCommand } from '../commands/analytics.js';
+import { synonymsCommand } from '../commands/synonyms.js';
+import { curationCommand } from '../commands/curation.js';
+import { presetsCommand } from '../commands/presets.js';
 import { exploreCommand } from '../commands/explore.js';
 import { conversationsCommand } from '../commands/conversations.js';
 import { askCommand } from '../commands/ask.js';
@@ -52,7 +55,7 @@ export async function main(argv: string[]): Promise<number> {
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
 
-  const commands = [collectionsCommand(run), importCommand(run), exportCommand(run), documentsCommand(run), searchCommand(run), stopwordsCommand(run), exploreCommand(run), serveCommand(run), keysCommand(run), conversationsCommand(run), askCommand(run), snapshotCommand(run), analyticsCommand(run)];
+  const commands = [collectionsCommand(run), importCommand(run), exportCommand(run), documentsCommand(run), searchCommand(run), stopwordsCommand(run), exploreCommand(run), serveCommand(run), keysCommand(run), conversationsCommand(run), askCommand(run), snapshotCommand(run), analyticsCommand(run), synonymsCommand(run), curationCommand(run), presetsCommand(run)];
   for (const c of commands) {
     program.addCommand(c);
     // every level: `fathom conversations models create` is three deep

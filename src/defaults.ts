@@ -158,6 +158,40 @@ export const SEARCH_DEFAULTS = {
   max_sort_clauses: 3,
   /** Query tokens considered; the rest are ignored. At most 32: matching keeps a document's tokens as bits of one 32-bit word. */
   max_query_tokens: 32,
+  /** Apply the collection's (and the request's `synonym_sets`') synonyms to `q`. */
+  enable_synonyms: true,
+  /** Let the query's last word match a synonym's word as a prefix (`synonym_prefix`). */
+  synonym_prefix: false,
+  /** Typos allowed when a query word is compared with a synonym's word (`synonym_num_typos`). Range 0..2. */
+  synonym_num_typos: 0,
+  /** Apply curation rules (overrides, curation sets) to searches (`enable_overrides`). */
+  enable_overrides: true,
+  /** Pinned and curated hits must pass the request's own `filter_by` too (`filter_curated_hits`). */
+  filter_curated_hits: false,
+} as const;
+
+/**
+ * Synonyms (src/synonyms), curation rules (src/curation) and presets (src/presets): the
+ * limits on what a set or a rule may hold, checked when it is written (400 beyond them).
+ */
+export const RULE_LIMITS = {
+  /** Longest name of a synonym set, curation set or preset, and longest item id. Range 1..1000. */
+  maxNameLength: 256,
+  /** Items in one synonym set or curation set. Range 1.. */
+  maxSetItems: 100_000,
+  /** Words or phrases in one synonym item. Range 2.. */
+  maxSynonyms: 1000,
+  /** Words in one synonym phrase (a query never has more than max_query_tokens). Range 1..32. */
+  maxSynonymWords: 32,
+  /** Documents one curation rule may pin (`includes`) or hide (`excludes`). Range 1.. */
+  maxCuratedIds: 1000,
+  /**
+   * Query variants a search runs through synonyms, besides the query as typed: each is a
+   * keyword search of its own, so this bounds what one query can cost. Range 0..
+   */
+  maxSynonymVariants: 32,
+  /** Presets a preset may lead through (`preset` inside a preset's value) before it is refused as a loop. Range 1.. */
+  maxPresetDepth: 8,
 } as const;
 
 /** Geo search (src/geo). */

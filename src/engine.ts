@@ -1,10 +1,10 @@
 /**
  * The engine: one object that the CLI commands and the HTTP server both drive. It owns
  * the data directory and exposes collections, aliases, documents, import/export, search,
- * stopwords, keys, conversation and NL search models, conversations, analytics rules and
- * the operations on the environment. Nothing above this layer (commands/, src/server/)
- * touches `store`: the engine's own modules (src/cluster, src/analytics, src/conversation,
- * src/nlsearch) reach it through here. Every method that writes goes through `commit`
+ * stopwords, synonyms, curation rules, presets, keys, conversation and NL search models,
+ * conversations, analytics rules and the operations on the environment. Nothing above this
+ * layer (commands/, src/server/) touches `store`: the engine's own modules (src/cluster,
+ * src/analytics, src/conversation, src/nlsearch, src/rulesets) reach it through here. Every method that writes goes through `commit`
  * (src/cluster/command.ts), so a cluster node replicates it.
  */
 import { FathomError } from './errors.js';
@@ -62,6 +62,11 @@ import { deleteRule, getRule, listRules, putRule, ruleIndex, type AnalyticsRule 
 import { copyEnvironment } from './storage/copy.js';
 import { replicateThrough, type Replicate } from './cluster/command.js';
 import type { Schema } from './schema/schema.js';
+import { checkLinkedSets, revisionToken, Rules } from './rulesets/rulesets.js';
+import { SYNONYMS, type SynonymItem } from './synonyms/synonyms.js';
+import { CURATION, type CurationItem } from './curation/rules.js';
+import { curate } from './curation/curate.js';
+import { deletePreset, getPreset, listPresets, presetSearches, putPreset, withPreset, type Preset } from './presets/presets.js';
 
 export interface EngineOptions extends OpenOptions {
   /** Base URL of the repository `ts/` models are downloaded from (default: the public one). */
@@ -203,6 +208,7 @@ export class Engine {
     // (each node fetches the embedding models into its own directory as it applies this)
     return commit(this.store, { op: 'collection.create', schema }, () =>
       createCollection(this.store, schema, async (valid) => {
+        this.checkLinks(valid);
         await resolveEmbedFields(valid.fields, this.embedEnv);
         if (valid.voice_query_model) await checkVoiceModel(valid.voice_query_model, this.embedEnv);
       }),
@@ -229,14 +235,24 @@ export class Engine {
   }
 
   /** PATCH: add or drop fields; every document is re-checked and the index rebuilt. */
-  async updateCollection(name: string, body: unknown): Promise<{ fields: Record<string, unknown>[] }> {
+  async updateCollection(name: string, body: unknown): Promise<{ fields: Record<string, unknown>[]; synonym_sets?: string[]; curation_sets?: string[] }> {
     if (isPlainObject(body) && Array.isArray(body.fields) && body.fields.some((f) => isPlainObject(f) && f.embed !== undefined && f.drop !== true)) {
       throw new FathomError('BAD_SCHEMA', 'an embedding field cannot be added to an existing collection; create a new collection with it and import the documents again');
     }
     return commit(this.store, { op: 'collection.update', name, body }, async () => {
+      if (isPlainObject(body)) this.checkLinks(body);
       const r = await write(this.store, () => alterCollection(this.store, name, body, this.hooks));
-      return { fields: r.fields };
+      const out: { fields: Record<string, unknown>[]; synonym_sets?: string[]; curation_sets?: string[] } = { fields: r.fields };
+      if (isPlainObject(body) && body.synonym_sets !== undefined) out.synonym_sets = r.record.synonym_sets ?? [];
+      if (isPlainObject(body) && body.curation_sets !== undefined) out.curation_sets = r.record.curation_sets ?? [];
+      return out;
     });
+  }
+
+  /** A collection's linked synonym and curation sets must exist (400 naming the one that does not). */
+  private checkLinks(body: Record<string, unknown>): void {
+    checkLinkedSets(this.store, SYNONYMS, 'synonym_sets', body.synonym_sets ?? undefined);
+    checkLinkedSets(this.store, CURATION, 'curation_sets', body.curation_sets ?? undefined);
   }
 
   // -------------------------------------------------------------------------
@@ -409,6 +425,8 @@ export class Engine {
    * Asynchronous because a query on an embedding field embeds `q` first.
    */
   async search(collection: string, raw: RawParams, scope?: SearchScope): Promise<SearchResponse> {
+    // a preset's parameters lie under the request's (src/presets)
+    raw = withPreset(this.store, raw);
     // Natural-language search asks an LLM for the parameters, then comes back here without it.
     if (wantsNlQuery(raw)) return naturalLanguageSearch(this, collection, raw, { scope });
     const conv = raw.conversation;
@@ -420,7 +438,7 @@ export class Engine {
     const key = SearchCache.key(collection, raw, scope);
     // (read before the search: a write that lands meanwhile leaves the entry stale-marked, not stale)
     const record = getRecord(this.store, collection);
-    const version = [record, readState(this.store, record.id)];
+    const version = [record, readState(this.store, record.id), revisionToken(this.store)];
     const hit = this.searchCache.get(key, version);
     if (hit) return hit;
     const answer = await this.searchNow(collection, raw, scope);
@@ -431,8 +449,10 @@ export class Engine {
   private async searchNow(collection: string, raw: RawParams, scope?: SearchScope, ranked?: (r: RankedPage) => void): Promise<SearchResponse> {
     // a spoken query is transcribed into q first (src/voice)
     const voice = raw.voice_query !== undefined ? await transcribeVoiceQuery(getRecord(this.store, collection), raw, this.embedEnv) : undefined;
-    const params = parseSearchParams(voice ? voice.params : raw);
-    const plan = planSearch(this.store, collection, params, scope);
+    // curation rules and pinned / hidden hits first: they may change q (src/curation)
+    const curated = curate(this.store, collection, voice ? voice.params : raw, scope);
+    const params = parseSearchParams(curated.raw);
+    const plan = planSearch(this.store, collection, params, scope, curated.curation);
     const queryVector = plan.embed ? await this.embedQuery(plan.embed, params) : undefined;
     const res = search(plan, queryVector, ranked);
     if (voice) res.request_params = { ...res.request_params, voice_query: { transcribed_query: voice.text } } as SearchResponse['request_params'];
@@ -441,7 +461,8 @@ export class Engine {
 
   /** A search that needs no embedding, answered synchronously (benchmarks, hot loops). */
   searchSync(collection: string, raw: RawParams): SearchResponse {
-    const plan = planSearch(this.store, collection, parseSearchParams(raw));
+    const curated = curate(this.store, collection, withPreset(this.store, raw));
+    const plan = planSearch(this.store, collection, parseSearchParams(curated.raw), undefined, curated.curation);
     if (plan.embed) throw new FathomError('BAD_PARAMETER', 'this query needs an embedding model; use search()');
     return search(plan);
   }
@@ -463,11 +484,20 @@ export class Engine {
    */
   async multiSearch(searches: unknown, common: RawParams = {}, scope?: SearchScope): Promise<{ results: Array<SearchResponse | { code: number; error: string }> }> {
     if (!Array.isArray(searches)) throw new FathomError('BAD_REQUEST', 'multi_search needs a `searches` array');
+    // an empty `searches` with a multi_search preset in the common parameters: the preset's searches
+    let list: unknown[] = searches;
+    const multi = searches.length === 0 ? this.presetSearches(common) : undefined;
+    if (multi) {
+      list = multi;
+      const { preset: _p, ...rest } = common;
+      common = rest;
+    }
     const results: Array<SearchResponse | { code: number; error: string }> = [];
-    for (const s of searches) {
+    for (const s of list) {
       try {
         if (!s || typeof s !== 'object' || Array.isArray(s)) throw new FathomError('BAD_REQUEST', 'each search must be a JSON object');
-        const params = { ...common, ...(s as RawParams) };
+        // (a preset may name the collection)
+        const params = withPreset(this.store, { ...common, ...(s as RawParams) });
         const collection = params.collection;
         if (typeof collection !== 'string' || !collection) throw new FathomError('BAD_REQUEST', 'each search needs a `collection`');
         results.push(await this.search(collection, params, scope));
@@ -578,6 +608,43 @@ export class Engine {
   }
   deleteStemmingDictionary(id: string): Promise<{ id: string }> {
     return commit(this.store, { op: 'stemdict.delete', id }, () => deleteDictionary(this.store, id));
+  }
+
+  // -------------------------------------------------------------------------
+  // Synonyms, curation rules, presets
+  // -------------------------------------------------------------------------
+
+  /** Synonyms: a collection's own (Typesense <= 29) and synonym sets (30). */
+  synonyms(): Rules<SynonymItem> {
+    return new Rules(this.store, SYNONYMS);
+  }
+  /** Curation rules: a collection's overrides (Typesense <= 29) and curation sets (30). */
+  curation(): Rules<CurationItem> {
+    return new Rules(this.store, CURATION);
+  }
+  putPreset(name: string, body: unknown): Promise<Preset> {
+    return putPreset(this.store, name, body);
+  }
+  getPreset(name: string): Preset {
+    return getPreset(this.store, name);
+  }
+  listPresets(): Preset[] {
+    return listPresets(this.store);
+  }
+  deletePreset(name: string): Promise<{ name: string }> {
+    return deletePreset(this.store, name);
+  }
+  /** Search parameters with their preset's laid under them (no `preset`: unchanged). */
+  applyPreset(raw: RawParams): RawParams {
+    return withPreset(this.store, raw);
+  }
+  /**
+   * The searches of the multi_search preset that `common` (a multi_search's query-string
+   * parameters) names, or undefined when it names none or a preset of search parameters.
+   */
+  presetSearches(common: RawParams): RawParams[] | undefined {
+    const name = common.preset;
+    return typeof name === 'string' && name !== '' ? presetSearches(this.store, name) : undefined;
   }
 
   // -------------------------------------------------------------------------

@@ -125,6 +125,23 @@ describe.skipIf(!HAVE_NATS)('a three-node cluster', () => {
     for (const f of stored) expect(fs.readFileSync(f).includes(value), f).toBe(false);
   });
 
+  it('applies a synonym, a curation rule, a synonym set and a preset written on one node in searches on every node', async () => {
+    const [a, b, c] = nodes as [FathomNode, FathomNode, FathomNode];
+    expect((await call(a, 'PUT', '/collections/items/synonyms/things', { synonyms: ['item', 'thing'] })).status).toBe(200);
+    expect((await call(b, 'PUT', '/collections/items/overrides/pin', { rule: { query: 'thing', match: 'exact' }, includes: [{ id: 'solo', position: 1 }] })).status).toBe(200);
+    expect((await call(c, 'PUT', '/synonym_sets/extra', { items: [{ id: 'x', synonyms: ['written', 'scribed'] }] })).status).toBe(200);
+    expect((await call(a, 'PUT', '/presets/two', { value: { query_by: 'title', per_page: 2 } })).status).toBe(200);
+    await settled(nodes);
+    for (const n of nodes) {
+      const r = (await call(n, 'GET', '/collections/items/documents/search?q=thing&preset=two')).json();
+      expect(r.hits).toHaveLength(2);
+      expect(r.hits[0]).toMatchObject({ document: { id: 'solo' }, curated: true });
+      expect(r.found).toBe(301);
+      const s = (await call(n, 'GET', '/collections/items/documents/search?q=scribed&query_by=title&synonym_sets=extra')).json();
+      expect(s.hits.map((h: any) => h.document.id)).toEqual(['solo']);
+    }
+  });
+
   it('refuses a CLI write to a node\'s data directory, and reads it', async () => {
     const r = await cli(['documents', 'delete', 'items', 'i1', '-d', nodes[0]!.dataDir]);
     expect(r.code).not.toBe(0);

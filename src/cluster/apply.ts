@@ -12,6 +12,9 @@ import { appendExchange, deleteConversation, purgeExpiredConversations, updateCo
 import type { Command } from './command.js';
 import { deleteRule, putRule } from '../analytics/rules.js';
 import { applyBatchLocal } from '../analytics/flush.js';
+import { deleteOwnItem, deleteSet, deleteSetItem, putOwnItem, putSet, putSetItem } from '../rulesets/rulesets.js';
+import { specOf } from '../rulesets/kinds.js';
+import { deletePreset, putPreset } from '../presets/presets.js';
 
 export function applyCommand(engine: Engine, cmd: Command): Promise<unknown> {
   const store = engine.store;
@@ -58,6 +61,22 @@ export function applyCommand(engine: Engine, cmd: Command): Promise<unknown> {
       return putRule(store, cmd.name, cmd.body, { create: cmd.create });
     case 'analytics.rule.delete':
       return deleteRule(store, cmd.name);
+    case 'rule.put':
+      return putOwnItem(store, specOf(cmd.kind), cmd.collection, cmd.id, cmd.body);
+    case 'rule.delete':
+      return deleteOwnItem(store, specOf(cmd.kind), cmd.collection, cmd.id);
+    case 'ruleset.put':
+      return putSet(store, specOf(cmd.kind), cmd.name, cmd.body);
+    case 'ruleset.delete':
+      return deleteSet(store, specOf(cmd.kind), cmd.name);
+    case 'ruleset.item.put':
+      return putSetItem(store, specOf(cmd.kind), cmd.name, cmd.id, cmd.body);
+    case 'ruleset.item.delete':
+      return deleteSetItem(store, specOf(cmd.kind), cmd.name, cmd.id);
+    case 'preset.put':
+      return putPreset(store, cmd.name, cmd.body);
+    case 'preset.delete':
+      return deletePreset(store, cmd.name);
     case 'analytics.apply':
       return applyBatchLocal(engine, cmd.envId, { id: cmd.batchId, parts: new Map(cmd.parts) });
   }

@@ -16,6 +16,7 @@ import { parseJson, stringifyJson } from '../json.js';
 import type { BatchOp } from '../collection/writer.js';
 import type { Store } from '../storage/store.js';
 import type { BatchPart } from '../analytics/flush.js';
+import type { RuleKind } from '../rulesets/rulesets.js';
 
 export type Command =
   | { op: 'collection.create'; schema: unknown }
@@ -41,6 +42,17 @@ export type Command =
   | { op: 'conversations.purge' }
   | { op: 'analytics.rule.put'; name: string; body: unknown; create: boolean }
   | { op: 'analytics.rule.delete'; name: string }
+  /** A collection's own synonym or curation rule (src/rulesets: /collections/:c/synonyms, /overrides). */
+  | { op: 'rule.put'; kind: RuleKind; collection: string; id: string; body: unknown }
+  | { op: 'rule.delete'; kind: RuleKind; collection: string; id: string }
+  /** A synonym set or curation set, whole (/synonym_sets, /curation_sets). */
+  | { op: 'ruleset.put'; kind: RuleKind; name: string; body: unknown }
+  | { op: 'ruleset.delete'; kind: RuleKind; name: string }
+  /** One item of a set (/synonym_sets/:name/items/:id, /curation_sets/:name/items/:id). */
+  | { op: 'ruleset.item.put'; kind: RuleKind; name: string; id: string; body: unknown }
+  | { op: 'ruleset.item.delete'; kind: RuleKind; name: string; id: string }
+  | { op: 'preset.put'; name: string; body: unknown }
+  | { op: 'preset.delete'; name: string }
   /** A sealed batch of one node's analytics, with its parts as [rule id, part] pairs. */
   | { op: 'analytics.apply'; envId: string; batchId: number; parts: Array<[number, BatchPart]> };
 

@@ -6,7 +6,7 @@
  */
 import { FathomError } from '../errors.js';
 import { isPlainObject } from '../json.js';
-import { Schema, copyRecord, validateField, type CollectionRecord, type FieldDef } from '../schema/schema.js';
+import { Schema, copyRecord, setNames, validateField, type CollectionRecord, type FieldDef } from '../schema/schema.js';
 import type { Store } from '../storage/store.js';
 import { prepareDocument, type IndexValue } from '../document/document.js';
 import { SegmentBuilder } from '../index/segment.js';
@@ -23,19 +23,31 @@ const REBUILD_SEGMENT_DOCS = 50_000;
 export interface AlterResult {
   record: CollectionRecord;
   fields: Record<string, unknown>[];
+  /** Field changes were asked for (else only attributes changed, and no index was rebuilt). */
+  rebuilt?: boolean;
 }
+
+/** What a PATCH may change. */
+const ALTERABLE = ['fields', 'metadata', 'synonym_sets', 'curation_sets'];
 
 /** Validates a PATCH body against the current record; returns the new record (not yet stored). */
 export function planAlter(current: CollectionRecord, body: unknown): { record: CollectionRecord; changes: Record<string, unknown>[] } {
   if (!isPlainObject(body)) throw new FathomError('BAD_SCHEMA', 'the update must be a JSON object with `fields`');
   for (const k of Object.keys(body)) {
-    if (k !== 'fields' && k !== 'metadata') throw new FathomError('BAD_SCHEMA', `only \`fields\` and \`metadata\` can be changed, not \`${k}\``);
+    if (!ALTERABLE.includes(k)) throw new FathomError('BAD_SCHEMA', `only ${ALTERABLE.map((a) => `\`${a}\``).join(', ')} can be changed, not \`${k}\``);
   }
   const record = copyRecord(current);
   const changes: Record<string, unknown>[] = [];
   if (body.metadata !== undefined) {
     if (!isPlainObject(body.metadata)) throw new FathomError('BAD_SCHEMA', '`metadata` must be an object');
     record.metadata = body.metadata;
+  }
+  // linked synonym and curation sets (that they exist is checked by the engine); [] unlinks all
+  for (const key of ['synonym_sets', 'curation_sets'] as const) {
+    if (body[key] === undefined) continue;
+    const names = setNames(body[key], key) ?? [];
+    if (names.length > 0) record[key] = names;
+    else delete record[key];
   }
   const list = body.fields ?? [];
   if (!Array.isArray(list)) throw new FathomError('BAD_SCHEMA', '`fields` must be an array');
@@ -116,6 +128,11 @@ export function rebuildIndex(store: Store, record: CollectionRecord, hooks: Writ
 export function alterCollection(store: Store, name: string, body: unknown, hooks: WriteHooks = {}): AlterResult {
   const current = getRecord(store, name);
   const { record, changes } = planAlter(current, body);
+  if (!isPlainObject(body) || body.fields === undefined) {
+    // attributes only: the index stays as it is
+    store.collections.put(record.name, record);
+    return { record, fields: changes, rebuilt: false };
+  }
   // stored vectors of dropped vector fields go with them
   for (const f of current.fields) {
     if (!record.fields.some((g) => g.id === f.id) && f.type === 'float[]') dropVectors(store, current.id, f.id);

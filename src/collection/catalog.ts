@@ -74,6 +74,8 @@ export interface CollectionInfo {
   enable_nested_fields: boolean;
   voice_query_model?: Record<string, unknown>;
   metadata?: Record<string, unknown>;
+  synonym_sets?: string[];
+  curation_sets?: string[];
   num_documents: number;
   created_at: number;
 }
@@ -89,6 +91,8 @@ export function describeCollection(store: Store, rec: CollectionRecord): Collect
     enable_nested_fields: rec.enable_nested_fields,
     ...(rec.voice_query_model ? { voice_query_model: publicVoiceModel(rec.voice_query_model) } : {}),
     ...(rec.metadata ? { metadata: rec.metadata } : {}),
+    ...(rec.synonym_sets ? { synonym_sets: rec.synonym_sets } : {}),
+    ...(rec.curation_sets ? { curation_sets: rec.curation_sets } : {}),
     num_documents: state.count,
     created_at: rec.created_at,
   };
@@ -134,7 +138,8 @@ export function dropCollectionData(store: Store, collId: number): void {
   for (const db of [store.docs, store.ids, store.segments, store.deletes, store.vectors]) {
     for (const key of db.getKeys({ start: [collId], end: [collId + 1] })) db.remove(key);
   }
-  for (const area of ['vlog', 'vepoch']) {
+  // (and the collection's own synonyms and curation rules, src/rulesets)
+  for (const area of ['vlog', 'vepoch', 'synonyms', 'overrides']) {
     for (const key of store.aux.getKeys({ start: [area, collId], end: [area, collId + 1] })) store.aux.remove(key);
   }
   store.colstate.remove(collId);

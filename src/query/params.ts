@@ -54,6 +54,14 @@ export interface SearchParams {
   prioritize_token_position: false;
   infix: 'off';
   facet_strategy: 'exhaustive' | 'top_values' | 'automatic';
+  enable_synonyms: boolean;
+  synonym_prefix: boolean;
+  synonym_num_typos: number;
+  /** Synonym sets named by the request (besides those the collection links). */
+  synonym_sets?: string[];
+  /** Curation (src/curation/curate.ts reads these from the raw parameters, before parsing). */
+  enable_overrides: boolean;
+  filter_curated_hits: boolean;
   /** Raw parameters as received (for request_params and extensions). */
   raw: Record<string, unknown>;
 }
@@ -169,6 +177,7 @@ export function parseSearchParams(raw: RawParams): SearchParams {
   if (alpha !== undefined && (alpha < alphaRange.min! || alpha > alphaRange.max!)) bad('parameter `alpha` must be between 0 and 1');
   // exhaustive_search: every typo level is tried whatever was found, with every candidate term
   const exhaustive = boolParam(raw, 'exhaustive_search');
+  const synonymSets = parseFieldList(str(raw, 'synonym_sets'));
   const start = str(raw, 'highlight_start_tag');
   const end = str(raw, 'highlight_end_tag');
   return {
@@ -212,6 +221,12 @@ export function parseSearchParams(raw: RawParams): SearchParams {
     stopwords: str(raw, 'stopwords') || undefined,
     vector_query: vectorQuery || undefined,
     alpha: alpha ?? (alphaRange.default as number),
+    enable_synonyms: boolParam(raw, 'enable_synonyms'),
+    synonym_prefix: boolParam(raw, 'synonym_prefix'),
+    synonym_num_typos: intParam(raw, 'synonym_num_typos'),
+    ...(synonymSets && synonymSets.length ? { synonym_sets: synonymSets } : {}),
+    enable_overrides: boolParam(raw, 'enable_overrides'),
+    filter_curated_hits: boolParam(raw, 'filter_curated_hits'),
     raw,
   };
 }

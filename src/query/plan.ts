@@ -22,6 +22,9 @@ import { checkVisible, hiddenBy, joinLists, scopedFilter, type SearchScope } fro
 import { parseVectorQuery, type VectorQuery } from '../vector/vquery.js';
 import { SEARCH_DEFAULTS } from '../defaults.js';
 import { decorateWithJoins, joinResolver, parseJoinIncludes } from '../join/join.js';
+import { expandSynonyms, synonymsFor } from '../synonyms/synonyms.js';
+import type { Curation } from '../curation/curate.js';
+import type { FilterNode } from './filter.js';
 
 function bad(msg: string): never {
   throw new FathomError('BAD_PARAMETER', msg);
@@ -61,8 +64,13 @@ export interface QueryWords {
   prefix: boolean[][];
   /** Highest typo budget of any token and field: the typo rounds go up to it. */
   maxTypos: number;
-  /** Token indexes that are words of a phrase (never dropped, never typo-expanded). */
+  /** Token indexes that are words of a phrase, or that a synonym put in (never dropped, never typo-expanded). */
   inPhrase: Set<number>;
+  /**
+   * [token][field]: single words that stand for the token (src/synonyms), in the field's
+   * form; each is looked up as written beside the token's own candidates, counting as it.
+   */
+  synonyms?: string[][][];
 }
 
 /** What a search needs embedded before it can run (the engine computes it asynchronously). */
@@ -114,6 +122,19 @@ export interface SearchPlan {
   embed?: EmbeddingNeed;
   /** Adds joined fields (`$c(...)` in include_fields) to a hit's document. */
   decorate?: (doc: Record<string, unknown>, seq: number) => Record<string, unknown>;
+  /**
+   * The query's synonym variants (src/synonyms), when synonyms apply to it: each variant's
+   * words, and the tokens its matches count extra (the words replaced minus the words put in).
+   */
+  variants?: SynonymWords[];
+  /** What curation rules and pinned_hits / hidden_hits decided (src/curation), when anything. */
+  curation?: Curation;
+}
+
+/** A synonym variant of the query's words (see SearchPlan.variants). */
+export interface SynonymWords {
+  words: QueryWords;
+  extra: number;
 }
 
 /** Typos allowed for a token of this length under the min_len rules. */
@@ -124,8 +145,12 @@ export function allowedTypos(token: string, numTypos: number, minLen1: number, m
   return 0;
 }
 
-/** Reads every parameter of a search against the collection's schema. */
-export function planSearch(store: Store, collection: string, params: SearchParams, scope?: SearchScope): SearchPlan {
+/**
+ * Reads every parameter of a search against the collection's schema. `curation`: what the
+ * collection's curation rules decided for this search (src/curation/curate.ts): its filter is
+ * AND-ed with the request's (and a scoped key's), its sort replaces the request's.
+ */
+export function planSearch(store: Store, collection: string, params: SearchParams, scope?: SearchScope, curation?: Curation): SearchPlan {
   const schema = getSchema(store, collection);
   // the vector side first: what must be embedded is known before anything else is checked
   const vq = params.vector_query ? parseVectorQuery(params.vector_query) : undefined;
@@ -136,13 +161,15 @@ export function planSearch(store: Store, collection: string, params: SearchParam
 
   const fields = resolveQueryFields(schema, params);
   const ownFilter = params.filter_by ? parseFilter(params.filter_by) : undefined;
-  const filterTree = scopedFilter(ownFilter, scope);
+  const filterTree = scopedFilter(andFilters(ownFilter, curation?.filter), scope);
   const filter = filterTree ? compileFilter(filterTree, schema, store, joinResolver(store, schema)) : undefined;
   const joinSpec = joinLists(params, scope);
   const joinIncludes = parseJoinIncludes(joinSpec.include, joinSpec.exclude);
   const decorate = joinIncludes.length > 0 ? (doc: Record<string, unknown>, seq: number) => decorateWithJoins(store, schema, joinIncludes, doc, seq) : undefined;
-  const userSort = params.sort_by ? parseSort(params.sort_by, schema) : undefined;
-  checkVisible(scope, schema, params, ownFilter, userSort);
+  const ownSort = params.sort_by ? parseSort(params.sort_by, schema) : undefined;
+  // (a curation rule's sort replaces the request's; the key's bounds judge the request's own)
+  const userSort = curation?.sortBy ? parseSort(curation.sortBy, schema) : ownSort;
+  checkVisible(scope, schema, params, ownFilter, ownSort);
   const facets = facetSpecs(schema, params, scope);
   const groupFields = (params.group_by ?? []).map((name) => {
     const f = schema.field(name);
@@ -152,12 +179,14 @@ export function planSearch(store: Store, collection: string, params: SearchParam
   });
   const stop = loadStopwords(store, params.stopwords);
   const parsed = parseQ(params.q);
-  const words = queryWords(schema, params, fields, parsed.parts, stop);
+  let words = queryWords(schema, params, fields, parsed.parts, stop);
   const textual = words.tokens.length > 0 && fields.length > 0;
   const onlyExclusions = parsed.parts.every((p) => p.exclude);
   const wildcard = !textual && (parsed.wildcard || onlyExclusions || fields.length === 0);
   const emptyAfterStopwords = words.tokens.length === 0 && !parsed.wildcard && !onlyExclusions && fields.length > 0;
   const sortVectors = (userSort ?? []).map((c) => (c.kind === 'vector_query' ? sortVector(schema, c.expr) : undefined));
+  let variants: SynonymWords[] | undefined;
+  if (textual && params.enable_synonyms) ({ words, variants } = synonymWords(store, schema, params, fields, words));
 
   const offset = params.offset ?? (params.page - 1) * params.per_page;
   const limit = params.limit ?? params.per_page;
@@ -182,7 +211,44 @@ export function planSearch(store: Store, collection: string, params: SearchParam
     ...(vector ? { vector } : {}),
     ...(embed ? { embed } : {}),
     ...(decorate ? { decorate } : {}),
+    ...(variants && variants.length > 0 ? { variants } : {}),
+    ...(curation ? { curation } : {}),
   };
+}
+
+/** Two filters as one AND node (either may be absent). */
+function andFilters(a: FilterNode | undefined, b: FilterNode | undefined): FilterNode | undefined {
+  return a && b ? { kind: 'and', children: [a, b] } : (a ?? b);
+}
+
+/**
+ * The synonym variants of the query's words (src/synonyms): the collection's own synonyms,
+ * its linked sets and the request's `synonym_sets`, in the locale of the first query_by field.
+ */
+function synonymWords(store: Store, schema: Schema, params: SearchParams, fields: FieldSpec[], words: QueryWords): { words: QueryWords; variants?: SynonymWords[] } {
+  const locale = fields[0]!.field.locale ?? '';
+  const units = synonymsFor(store, schema.record, locale, params.synonym_sets);
+  if (units.length === 0) return { words };
+  const { alternatives, variants } = expandSynonyms(words.tokens, (i) => words.inPhrase.has(i), units, {
+    prefix: params.synonym_prefix,
+    typos: (w) => allowedTypos(w, params.synonym_num_typos, params.min_len_1typo, params.min_len_2typo),
+  });
+  const withAlternatives = (w: QueryWords, alts: string[][]): QueryWords => (alts.some((a) => a.length > 0) ? { ...w, synonyms: synonymForms(schema, fields, alts) } : w);
+  return {
+    words: withAlternatives(words, alternatives),
+    variants: variants.map((v) => {
+      // a phrase's words are never replaced, but move with the words before them
+      const phrases = words.phrases.map((ph) => ph.map((i) => v.origin.indexOf(i)));
+      const vw = wordsOf(schema, params, fields, v.tokens, phrases, words.excluded, v.replaced);
+      return { words: withAlternatives(vw, v.origin.map((o) => (o >= 0 ? alternatives[o]! : []))), extra: v.extra };
+    }),
+  };
+}
+
+/** [token][field]: the alternatives of each token in each field's form (stemmed, another locale). */
+function synonymForms(schema: Schema, fields: FieldSpec[], alternatives: string[][]): string[][][] {
+  const toks = fields.map((f) => fieldTokenizer(schema, f.field));
+  return alternatives.map((alts) => fields.map((f, fi) => alts.map((w) => (f.field.stem || f.field.locale !== fields[0]!.field.locale ? toks[fi]!.normalizeWord(w) || w : w))));
 }
 
 /** The text fields of query_by (embedding fields are handled by the vector side). */
@@ -311,10 +377,29 @@ function queryWords(schema: Schema, params: SearchParams, fields: FieldSpec[], p
     for (const t of ts) all.push(t);
     if (p.phrase) phrases.push(ts.map((_, i) => start + i));
   }
+  return wordsOf(schema, params, fields, all, phrases, excluded);
+}
+
+/**
+ * The words of a query as the search looks them up: each token's form per field, typo
+ * budget and prefix rule. `exact`: indexes of tokens matched as written, as a phrase's
+ * words are (no typos, no prefix, never dropped): the words a synonym put in (synonyms).
+ * Tokens beyond max_query_tokens are left out, with the phrases that reach them.
+ */
+export function wordsOf(
+  schema: Schema,
+  params: SearchParams,
+  fields: FieldSpec[],
+  all: string[],
+  phrases: number[][],
+  excluded: string[][],
+  exact?: ReadonlySet<number>,
+): QueryWords {
   const max = SEARCH_DEFAULTS.max_query_tokens;
   const tokens = all.slice(0, max);
   const kept = phrases.filter((ph) => ph.every((i) => i < max));
   const inPhrase = new Set(kept.flat());
+  if (exact) for (const i of exact) if (i < max) inPhrase.add(i);
   const T = tokens.length;
   const fieldToks = fields.map((f) => fieldTokenizer(schema, f.field));
   const forField = tokens.map((t) =>

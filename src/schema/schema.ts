@@ -75,6 +75,10 @@ export interface CollectionRecord {
   /** Speech recogniser for `voice_query` (src/voice/config.ts): model_name, and api_key / url / paths as it needs. */
   voice_query_model?: { model_name: string; [k: string]: string };
   metadata?: Record<string, unknown>;
+  /** Synonym sets whose synonyms apply to every search of the collection (src/synonyms). */
+  synonym_sets?: string[];
+  /** Curation sets whose rules apply to every search of the collection (src/curation). */
+  curation_sets?: string[];
   created_at: number;
   /** Incremented on every schema change; compiled schemas are cached by (id, version). */
   version: number;
@@ -428,6 +432,8 @@ const COLLECTION_KEYS = new Set([
   'enable_nested_fields',
   'voice_query_model',
   'metadata',
+  'synonym_sets',
+  'curation_sets',
 ]);
 
 /**
@@ -436,6 +442,13 @@ const COLLECTION_KEYS = new Set([
  * reference's shard count. Ignored, as the reference ignores them.
  */
 const IGNORED_COLLECTION_KEYS = new Set(['num_documents', 'created_at', 'num_memory_shards']);
+
+/** `synonym_sets` / `curation_sets`: names of sets (that they exist is checked against the data directory by the caller). */
+export function setNames(v: unknown, key: string): string[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string' && x !== '')) bad(`\`${key}\` must be an array of set names`);
+  return [...new Set(v as string[])];
+}
 
 /** Checks a user's collection schema; returns the record to store (without numeric ids). */
 export function validateCollectionSchema(raw: unknown): Omit<CollectionRecord, 'id' | 'created_at' | 'version'> {
@@ -474,6 +487,8 @@ export function validateCollectionSchema(raw: unknown): Omit<CollectionRecord, '
     vqm = { ...(raw.voice_query_model as { model_name: string; [k: string]: string }) };
   }
   if (raw.metadata !== undefined && !isPlainObject(raw.metadata)) bad('`metadata` must be an object');
+  const synonymSets = setNames(raw.synonym_sets, 'synonym_sets');
+  const curationSets = setNames(raw.curation_sets, 'curation_sets');
   return {
     name,
     fields,
@@ -483,6 +498,8 @@ export function validateCollectionSchema(raw: unknown): Omit<CollectionRecord, '
     enable_nested_fields: nested,
     ...(vqm ? { voice_query_model: vqm } : {}),
     ...(raw.metadata ? { metadata: raw.metadata as Record<string, unknown> } : {}),
+    ...(synonymSets ? { synonym_sets: synonymSets } : {}),
+    ...(curationSets ? { curation_sets: curationSets } : {}),
     next_field_id: nextId,
   };
 }

@@ -259,6 +259,14 @@ export function selectCandidatesShared(
   });
 }
 
+/** A token's candidates in one field, with its synonyms in that field added (cost 0: they count as the token). */
+function withSynonyms(list: Candidate[], synonyms: string[] | undefined): Candidate[] {
+  if (!synonyms || synonyms.length === 0) return list;
+  const out = list.slice();
+  for (const term of synonyms) if (!out.some((c) => c.term === term)) out.push({ term, cost: 0 });
+  return out;
+}
+
 /** Do two candidate tables list the same terms? (a round that adds nothing is skipped) */
 export function sameCandidates(a: CandidateTable, b: CandidateTable | undefined): boolean {
   if (!b) return false;
@@ -279,7 +287,8 @@ export function sameCandidates(a: CandidateTable, b: CandidateTable | undefined)
  * without an exact (or prefix) match anywhere get typo expansions; in 'all' mode every
  * token does. Each token and field is expanded once per typo budget (the walk is the
  * costly part of a typo query), and fields that look a token up with the same budget and
- * prefix rule share one walk (selectCandidatesShared).
+ * prefix rule share one walk (selectCandidatesShared). A token's synonyms (single words that
+ * stand for it, QueryWords.synonyms) join its candidates in every round, as written.
  */
 export class CandidateRounds {
   private readonly tables = new Map<string, CandidateTable>();
@@ -322,7 +331,7 @@ export class CandidateRounds {
       });
       for (const { word, allowed, prefix, members } of groups.values()) {
         const lists = selectCandidatesShared(this.segs, members.map((g) => fields[g]!.field), word, allowed, prefix, params.max_candidates);
-        members.forEach((g, k) => this.expanded.set(memoKey(g, allowed), lists[k]!));
+        members.forEach((g, k) => this.expanded.set(memoKey(g, allowed), withSynonyms(lists[k]!, words.synonyms?.[t]?.[g])));
       }
       return fields.map((_f, fi) => reused(fi)!);
     });

@@ -74,5 +74,7 @@ export function hydrate(store: Store, schema: Schema, plan: SearchPlan, h: Hit, 
   if (extra.fusion !== undefined) out.hybrid_search_info = { rank_fusion_score: extra.fusion };
   const keywordScore = extra.fusion !== undefined ? extra.keyword : keywordless ? undefined : h.score;
   if (keywordScore !== undefined && keywordScore > 0) Object.assign(out, textMatchInfo(keywordScore, plan.words.tokens.length));
+  // a document a curation rule or pinned_hits placed (src/curation/pins.ts)
+  if ((h.info as { curated?: boolean } | undefined)?.curated) out.curated = true;
   return out;
 }

@@ -24,6 +24,11 @@ export function baseScore(tokens: number, typoCost: number, fieldsMatched: numbe
   return tokens * TOK_SHIFT + (255 - Math.min(255, typoCost)) * TYPO_SHIFT + Math.min(63, fieldsMatched) * FIELDS_SHIFT;
 }
 
+/** The score with `n` more tokens matched (a synonym's words counting as the words they stand for). */
+export function addTokensMatched(score: number, n: number): number {
+  return score + n * TOK_SHIFT;
+}
+
 /** The best a document with this base can score: its tokens adjacent, and an exact match in a field of this weight. */
 export function upperScore(base: number, weight: number): number {
   return base + 255 * PROX_SHIFT + Math.min(255, weight) * WEIGHT_SHIFT + EXACT_SHIFT;

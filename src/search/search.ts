@@ -11,6 +11,10 @@
  *                     (collectors.ts)
  *   5. the page     hits [offset, offset + limit) hydrated: documents, highlights,
  *                     text_match_info (hits.ts)
+ *
+ * Synonyms run in step 3 (src/synonyms/variants.ts: the query's variants, planned with it);
+ * curation wraps step 4 (src/curation/pins.ts: hidden and pinned documents masked out
+ * before matching, pinned ones placed into the page after collecting).
  */
 import type { Store } from '../storage/store.js';
 import type { Schema } from '../schema/schema.js';
@@ -30,6 +34,9 @@ import { highlightFields, hydrate, type SearchHit } from './hits.js';
 import { Sorter, type Hit } from './topk.js';
 import type { CandidateTable } from './candidates.js';
 import { geoDistances } from '../geo/sort.js';
+import { runWithSynonyms } from '../synonyms/variants.js';
+import { curateMasks, placePinned } from '../curation/pins.js';
+import { groupValue } from '../index/columns.js';
 
 export type { SearchHit } from './hits.js';
 
@@ -65,25 +72,28 @@ export function search(plan: SearchPlan, queryVector?: Float32Array, ranked?: (r
   const vrun = vectorRun(plan, queryVector);
   const mode: 'keyword' | 'vector' | 'hybrid' = vrun ? (plan.textual ? 'hybrid' : 'vector') : 'keyword';
 
+  const filter = plan.filter;
+  const masks: SegmentMasks = {
+    allow: segs.map((seg) => (filter ? evalFilter(filter, seg) : null)),
+    exclude: segs.map((seg) => exclusionBytes(seg, plan, schema)),
+  };
+  // curation: hidden and pinned documents out of the matching; pinned ones placed below
+  const pinned = plan.curation ? curateMasks(plan, snap, masks) : [];
+  const [offset, limit] = pinned.length > 0 ? [0, plan.offset + plan.limit] : [plan.offset, plan.limit];
+
   const clauses = sortClauses(plan, mode);
   const sorter = new Sorter(clauses);
   const clauseValue = clauseValues(store, schema, clauses, plan.sortVectors);
   const grouping = plan.groupFields.length > 0;
   const hits = grouping
-    ? new Groups(segs, sorter, plan.groupFields, params.group_limit, plan.offset, plan.limit, clauseValue)
-    : new TopHits(segs, sorter, plan.offset, plan.limit, clauseValue);
+    ? new Groups(segs, sorter, plan.groupFields, params.group_limit, offset, limit, clauseValue)
+    : new TopHits(segs, sorter, offset, limit, clauseValue);
   const matches = new Matches(hits, new Facets(segs, plan.facets, params.max_facet_values, params.highlight_start_tag, params.highlight_end_tag, plan.groupFields));
   let cutoff = false;
   const cutoffMs = params.search_cutoff_ms;
   const shouldStop = () => {
     if (cutoffMs > 0 && performance.now() - t0 > cutoffMs) cutoff = true;
     return cutoff;
-  };
-
-  const filter = plan.filter;
-  const masks: SegmentMasks = {
-    allow: segs.map((seg) => (filter ? evalFilter(filter, seg) : null)),
-    exclude: segs.map((seg) => exclusionBytes(seg, plan, schema)),
   };
 
   let candidates: CandidateTable | undefined;
@@ -93,7 +103,8 @@ export function search(plan: SearchPlan, queryVector?: Float32Array, ranked?: (r
     scanAll(segs, masks, matches.collect, shouldStop);
   } else if (mode === 'keyword') {
     const found = () => matches.found;
-    candidates = runRounds(plan, segs, masks, { collect: matches.collect, found, ...(hits instanceof TopHits && hits.threshold ? { threshold: hits.threshold } : {}) }, shouldStop);
+    const sink = { collect: matches.collect, found, ...(hits instanceof TopHits && hits.threshold ? { threshold: hits.threshold } : {}) };
+    candidates = plan.variants ? runWithSynonyms(plan, segs, masks, sink, shouldStop) : runRounds(plan, segs, masks, sink, shouldStop);
   } else {
     const vhits = nearest(store, plan, vrun!, allowedSeqs(plan, snap, masks));
     if (mode === 'vector') runVector(snap, vhits, matches.collect);
@@ -109,15 +120,23 @@ export function search(plan: SearchPlan, queryVector?: Float32Array, ranked?: (r
   };
   let pageHits: SearchHit[] | undefined;
   let grouped: SearchResponse['grouped_hits'];
-  if (hits instanceof Groups) grouped = hits.harvest().map((g) => ({ group_key: g.key, hits: g.hits.map(show), found: g.found }));
-  else {
-    const page = hits.harvest();
-    ranked?.({ clauses, keys: page.map((h) => h.keys) });
-    pageHits = page.map(show);
+  if (hits instanceof Groups) {
+    let groups = hits.harvest();
+    if (pinned.length > 0) {
+      // each pinned document is a group of its own at its position
+      const pins = pinned.map((p) => ({ item: { key: plan.groupFields.map((f) => groupValue(segs[p.hit.seg]!, f, p.hit.ord)), hits: [p.hit], found: 1 }, position: p.position }));
+      groups = placePinned(groups, pins, plan.offset, plan.limit);
+    }
+    grouped = groups.map((g) => ({ group_key: g.key, hits: g.hits.map(show), found: g.found }));
+  } else {
+    let top = hits.harvest();
+    if (pinned.length > 0) top = placePinned(top, pinned.map((p) => ({ item: p.hit, position: p.position })), plan.offset, plan.limit);
+    ranked?.({ clauses, keys: top.map((h) => h.keys) });
+    pageHits = top.map(show);
   }
   return {
     facet_counts: matches.facets.harvest(),
-    found: grouping ? hits.size : matches.found,
+    found: (grouping ? hits.size : matches.found) + pinned.length,
     ...(grouping ? { found_docs: matches.found } : {}),
     ...(grouping ? { grouped_hits: grouped } : { hits: pageHits }),
     out_of: snap.state.count,
@@ -125,6 +144,7 @@ export function search(plan: SearchPlan, queryVector?: Float32Array, ranked?: (r
     request_params: { collection_name: schema.name, first_q: params.q, per_page: params.per_page, q: params.q },
     search_cutoff: cutoff,
     search_time_ms: Math.round(performance.now() - t0),
+    ...(plan.curation?.metadata ? { metadata: plan.curation.metadata } : {}),
   };
 }
 

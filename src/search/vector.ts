@@ -64,9 +64,9 @@ export function vectorRun(plan: SearchPlan, embedded: Float32Array | undefined):
   return { field, query, vq, k, ef: vq?.ef ?? VECTOR_DEFAULTS.ef, alpha, excludeSeq };
 }
 
-/** Live documents passing filter_by (and not excluded), as a seq-indexed byte map, or undefined when every document is allowed. */
+/** Live documents passing filter_by (and not excluded: by a word, or hidden by curation), as a seq-indexed byte map, or undefined when every document is allowed. */
 export function allowedSeqs(plan: SearchPlan, snap: IndexSnapshot, masks: SegmentMasks) {
-  if (!plan.filter && plan.words.excluded.length === 0) return undefined;
+  if (!plan.filter && masks.exclude.every((m) => m === null)) return undefined;
   const segs: LiveSegment[] = snap.segments;
   const map = new Uint8Array(snap.state.nextSeq);
   let count = 0;

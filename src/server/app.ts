@@ -41,6 +41,7 @@ import { RequestGate } from './gate.js';
 import { compact, processParticipant, type CompactReport } from './compact.js';
 import { analyticsRoutes } from './routes/analytics.js';
 import { dashboardRoutes } from './routes/dashboard.js';
+import { presetRoutes, ruleRoutes } from './routes/rules.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -218,6 +219,8 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
   conversationRoutes(app, ctx);
   analyticsRoutes(app, ctx);
   if (opts.dashboard ?? SERVE_DEFAULTS.dashboard) dashboardRoutes(app, ctx);
+  ruleRoutes(app, ctx);
+  presetRoutes(app, ctx);
 
   app.register(async (child) => {
     for (const [url, methods] of table) {

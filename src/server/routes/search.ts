@@ -5,6 +5,10 @@
  * (src/keys/scoped.ts `applyEmbedded`); its filter and field bounds travel apart from the
  * request's parameters, as a scope the search enforces on parsed trees (src/query/scope.ts),
  * so no request text can widen what the key may see.
+ *
+ * Presets (src/presets) are laid under a request's parameters here, before the key's are
+ * forced on (so the key's win over both) and before a multi_search's collections are
+ * authorised (a preset may name the collection).
  */
 import type { FastifyInstance } from 'fastify';
 import { FathomError } from '../../errors.js';
@@ -36,7 +40,7 @@ export function searchRoutes(app: FastifyInstance, ctx: ServerContext): void {
     '/collections/:collection/documents/search',
     { config: { auth: { action: SEARCH_ACTION, collectionParam: 'collection' } } },
     async (req, reply) => {
-      const params = withoutKeys(req.query as Query);
+      const params = engine.applyPreset(withoutKeys(req.query as Query));
       const embedded = req.principal?.embedded;
       const [p, scope] = embedded ? scoped(params, embedded) : [params, undefined];
       const json = await ctx.search(req.params.collection, p, scope);
@@ -51,18 +55,37 @@ export function searchRoutes(app: FastifyInstance, ctx: ServerContext): void {
     if (!isPlainObject(body) || !Array.isArray(body.searches)) {
       throw new FathomError('BAD_REQUEST', 'the request body must be a JSON object with a `searches` array');
     }
-    const common = withoutKeys(req.query as Query);
+    let common = withoutKeys(req.query as Query);
+    let list: unknown[] = body.searches;
+    // an empty `searches` and a multi_search preset in the query string: the preset's searches
+    const fromPreset = list.length === 0 ? engine.presetSearches(common) : undefined;
+    if (fromPreset) {
+      list = fromPreset;
+      const { preset: _preset, ...rest } = common;
+      common = rest;
+    }
     const p = req.principal!;
-    if (p.multiSearchLimit !== undefined && body.searches.length > p.multiSearchLimit) {
+    if (p.multiSearchLimit !== undefined && list.length > p.multiSearchLimit) {
       throw new FathomError('BAD_REQUEST', `this API key allows at most ${p.multiSearchLimit} searches in one multi_search`);
     }
     // Every collection named must be allowed, or the whole request is refused.
     const scope = p.embedded ? applyEmbedded({}, p.embedded).scope : undefined;
-    const searches = body.searches.map((s: unknown) => {
+    const searches = list.map((s: unknown) => {
       if (!isPlainObject(s)) return s; // the engine reports it in its own slot
       const merged = { ...common, ...s };
-      if (typeof merged.collection === 'string') authorize(auth, req, { action: SEARCH_ACTION, collections: [target(engine, merged.collection)] });
-      return p.embedded ? applyEmbedded(merged, p.embedded).params : merged;
+      let params: Record<string, unknown>;
+      try {
+        // the request's preset under its parameters, the key's parameters over both (a preset
+        // the key embeds comes under everything)
+        const own = engine.applyPreset(merged);
+        params = engine.applyPreset(p.embedded ? applyEmbedded(own, p.embedded).params : own);
+      } catch {
+        // a preset that cannot apply: the engine reports it in the search's slot
+        if (typeof merged.collection === 'string') authorize(auth, req, { action: SEARCH_ACTION, collections: [target(engine, merged.collection)] });
+        return merged;
+      }
+      if (typeof params.collection === 'string') authorize(auth, req, { action: SEARCH_ACTION, collections: [target(engine, params.collection)] });
+      return params;
     });
     if (body.union === true || body.union === 'true') {
       // paging is the request's alone (query string, or the body's top level); the searches' own is ignored
