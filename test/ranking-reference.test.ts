@@ -30,18 +30,22 @@ interface Doc {
   body: string[];
 }
 
-/** The smallest span (last - first position) holding one occurrence of each word. */
+/**
+ * The smallest span (last - first position) holding one occurrence of each word, each at
+ * its own position (one document word stands for one query word); Infinity when they
+ * cannot be.
+ */
 function minSpan(positions: number[][]): number {
   let best = Infinity;
-  const walk = (i: number, lo: number, hi: number) => {
+  const walk = (i: number, lo: number, hi: number, used: number[]) => {
     if (hi - lo >= best) return;
     if (i === positions.length) {
       best = hi - lo;
       return;
     }
-    for (const p of positions[i]!) walk(i + 1, Math.min(lo, p), Math.max(hi, p));
+    for (const p of positions[i]!) if (!used.includes(p)) walk(i + 1, Math.min(lo, p), Math.max(hi, p), [...used, p]);
   };
-  walk(0, Infinity, -Infinity);
+  walk(0, Infinity, -Infinity, []);
   return best;
 }
 

@@ -59,6 +59,20 @@ describe('ranking', () => {
     await e.close();
   });
 
+  it('ranks two query words on one document word below the same words adjacent, without touching the typo count', async () => {
+    // `p` completes to `python` itself in `one-word`: one word of the document cannot stand for both
+    const e = await coll([
+      { id: 'adjacent', title: 'python pandas' },
+      { id: 'one-word', title: 'python' },
+    ]);
+    const r = await e.search('c', { q: 'python p', query_by: 'title' });
+    expect(ids(r)).toEqual(['adjacent', 'one-word']);
+    const [adjacent, oneWord] = r.hits!.map((h) => h.text_match_info as Record<string, unknown>);
+    expect(oneWord!.typo_prefix_score).toBe(adjacent!.typo_prefix_score);
+    expect(oneWord!.tokens_matched).toBe(2);
+    await e.close();
+  });
+
   it('an exact field match ranks first among equals', async () => {
     const e = await coll([
       { id: 'longer', title: 'red shoe store' },

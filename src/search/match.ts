@@ -547,12 +547,23 @@ function matchOneToken(
 const winSlots = new Int32Array(32);
 const winPtr = new Int32Array(32);
 
-/** Smallest window (max - min position) holding one occurrence of every token in `mask`. */
+/**
+ * Smallest window (max - min position) holding one occurrence of every token in `mask`, at
+ * distinct positions: one word of the document stands for one query word, so `python p`
+ * does not find `python` and `p*` adjacent in a document that says only `python` (two
+ * tokens at one position would make the window narrower than its tokens, and proximity
+ * better than adjacent). Infinity when the tokens cannot sit at distinct positions.
+ *
+ * The usual sweep (advance the token at the window's start) finds the smallest window; when
+ * that one puts two tokens on one word, the smallest with distinct positions is searched
+ * for exactly (distinctSpan), which only documents where candidates overlap ever need.
+ */
 function windowSpan(pos: DocPositions, mask: number, f: number, T: number, F: number): number {
   let k = 0;
   for (let t = 0; t < T; t++) if (mask & (1 << t)) winSlots[k++] = t * F + f;
   for (let i = 0; i < k; i++) winPtr[i] = 0;
   let best = Infinity;
+  let bestShared = Infinity;
   for (;;) {
     let minI = 0;
     let min = Infinity;
@@ -565,11 +576,46 @@ function windowSpan(pos: DocPositions, mask: number, f: number, T: number, F: nu
       }
       if (v > max) max = v;
     }
-    if (max - min < best) best = max - min;
+    if (max - min < best) {
+      if (distinctAt(pos, k)) best = max - min;
+      else if (max - min < bestShared) bestShared = max - min;
+    }
     if (best <= k - 1) break;
     winPtr[minI]!++;
     if (winPtr[minI]! >= pos.len[winSlots[minI]!]!) break;
   }
+  return bestShared < best ? distinctSpan(pos, k, best) : best;
+}
+
+/** Do the window's current positions (winPtr) differ pairwise? */
+function distinctAt(pos: DocPositions, k: number): boolean {
+  for (let i = 1; i < k; i++) {
+    const v = pos.buf[winSlots[i]!]![winPtr[i]!]!;
+    for (let j = 0; j < i; j++) if (pos.buf[winSlots[j]!]![winPtr[j]!]! === v) return false;
+  }
+  return true;
+}
+
+/** The smallest window below `bound` with the tokens at distinct positions (a pruned search), else `bound`. */
+function distinctSpan(pos: DocPositions, k: number, bound: number): number {
+  let best = bound;
+  const chosen = winPtr; // (reused: the sweep is done with it)
+  const walk = (i: number, lo: number, hi: number): void => {
+    if (hi - lo >= best) return;
+    if (i === k) {
+      best = hi - lo;
+      return;
+    }
+    const b = pos.buf[winSlots[i]!]!;
+    const n = pos.len[winSlots[i]!]!;
+    next: for (let x = 0; x < n; x++) {
+      const v = b[x]!;
+      for (let j = 0; j < i; j++) if (chosen[j] === v) continue next;
+      chosen[i] = v;
+      walk(i + 1, v < lo ? v : lo, v > hi ? v : hi);
+    }
+  };
+  walk(0, Infinity, -Infinity);
   return best;
 }
 

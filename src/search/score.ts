@@ -38,11 +38,7 @@ export function fieldKey(count: number, prox: number, weight: number, exact: num
   return count * 2 ** 24 + prox * 2 ** 16 + weight * 2 + exact;
 }
 
-/**
- * The best field's part of the score. (`prox` is 256 when two query tokens matched the same
- * position, e.g. the same word as two candidates: that carries into the typo bits, as one
- * typo less. Kept as it is so that rankings stay what they were; see CHANGELOG.md.)
- */
+/** The best field's part of the score: `prox` 0..255 (match.ts windowSpan never puts two tokens on one position). */
 export function fieldPart(prox: number, weight: number, exact: number): number {
   return prox * PROX_SHIFT + Math.min(255, weight) * WEIGHT_SHIFT + exact * EXACT_SHIFT;
 }
