@@ -1,17 +1,19 @@
 /**
  * The ranking against a reference ranker written in plain code. For random documents and
- * queries, the reference finds the documents holding every query word and computes, per
- * document, what text_match orders by: tokens matched, typos, the proximity of the words
- * in the best field, that field's weight, whether it is exactly the query, and the fields
- * matched. The engine's hit order and text_match_info must be exactly that.
+ * queries, the reference finds each query word's candidate terms by brute force over the
+ * vocabulary, the documents holding a candidate of every word, and per document what
+ * text_match orders by: tokens matched, the cost of its cheapest candidates (2 per typo,
+ * 1 more for a completion), the proximity of those candidates in the best field, that
+ * field's weight, whether the field is exactly the query, and the fields matched. The
+ * engine's hit order and text_match_info must be exactly that.
  *
  * The vocabulary's words are at least four edits apart, so a query word with one typo
- * stands for exactly one word (no competing candidates), and prefix matching is off: the
- * reference needs no typo walk of its own.
+ * stands for exactly one whole word; with prefix matching on, the last word may also be
+ * cut short and stand for completions. max_candidates is large, so every candidate counts.
  */
 import { describe, expect, it } from 'vitest';
 import { dataDirPath, openEngine, rng } from './helpers.js';
-import { editDistance } from './edit-distance.js';
+import { editDistance, prefixDistance } from './edit-distance.js';
 
 const FIELDS = ['title', 'body'] as const;
 
@@ -56,13 +58,39 @@ interface Expected {
   info: Record<string, unknown>;
 }
 
-/** The reference ranker: documents holding every word, each with its text_match score and info. */
-function rank(docs: Doc[], words: string[], typos: number[], weights: number[], prioritizeExact: boolean): Expected[] {
+/** Typos allowed for a query word, under the defaults min_len_1typo 4, min_len_2typo 7 and num_typos 1. */
+const allowed = (w: string) => (w.length >= 4 ? 1 : 0);
+
+/**
+ * A query word's candidates and their costs, as the typo rounds find them: the word itself
+ * (and, as the last word with prefix, the words it starts) when there are any, else the
+ * words within its typos: 2 per typo, 1 more for a completion (a word only a prefix of
+ * which is that close).
+ */
+function candidates(vocab: string[], q: string, prefix: boolean): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const w of vocab) if (w === q || (prefix && w.startsWith(q))) out.set(w, w === q ? 0 : 1);
+  if (out.size > 0) return out;
+  const max = allowed(q);
+  for (const w of vocab) {
+    const whole = editDistance(q, w);
+    const p = prefix ? prefixDistance(q, w) : whole;
+    if (p <= max) out.set(w, 2 * p + (whole > p ? 1 : 0));
+  }
+  return out;
+}
+
+/** The reference ranker: documents holding a candidate of every word, each with its text_match score and info. */
+function rank(docs: Doc[], cands: Map<string, number>[], weights: number[], prioritizeExact: boolean, words: string[]): Expected[] {
   const out: Expected[] = [];
+  const T = cands.length;
   docs.forEach((doc, seq) => {
-    const perField = FIELDS.map((f) => words.map((w) => doc[f].flatMap((x, i) => (x === w ? [i] : []))));
-    if (!words.every((_, t) => perField.some((pf) => pf[t]!.length > 0))) return;
-    const typoCost = typos.reduce((a, b) => a + b, 0);
+    // per word, the cheapest cost of its candidates in this document
+    const costs = cands.map((c) => Math.min(...FIELDS.flatMap((f) => doc[f].map((x) => c.get(x) ?? Infinity))));
+    if (costs.some((c) => c === Infinity)) return;
+    // positions per field and word, of all its candidates
+    const perField = FIELDS.map((f) => cands.map((c) => doc[f].flatMap((x, i) => (c.has(x) ? [i] : []))));
+    const typoCost = costs.reduce((a, b) => a + b, 0);
     let fieldsMatched = 0;
     let best: [number, number, number, number] = [-1, 0, 0, 0]; // count, prox, weight, exact
     FIELDS.forEach((f, fi) => {
@@ -71,7 +99,7 @@ function rank(docs: Doc[], words: string[], typos: number[], weights: number[], 
       fieldsMatched++;
       const count = held.length;
       const prox = count > 1 ? 255 - Math.min(255, minSpan(held) - (count - 1)) : 255;
-      const exact = prioritizeExact && count === words.length && typoCost === 0 && doc[f].length === words.length && words.every((w, i) => doc[f][i] === w) ? 1 : 0;
+      const exact = prioritizeExact && count === T && typoCost === 0 && doc[f].length === T && words.every((w, i) => doc[f][i] === w) ? 1 : 0;
       const cand: [number, number, number, number] = [count, prox, weights[fi]!, exact];
       for (let k = 0; k < 4; k++) {
         if (cand[k]! === best[k]!) continue;
@@ -80,7 +108,6 @@ function rank(docs: Doc[], words: string[], typos: number[], weights: number[], 
       }
     });
     const [, prox, weight, exact] = best;
-    const T = words.length;
     const bestFieldScore = (255 - typoCost) * 2 ** 36 + prox * 2 ** 28 + weight * 2 ** 20 + exact * 2 ** 19;
     const score = T * 2 ** 44 + bestFieldScore + fieldsMatched * 2 ** 13;
     out.push({
@@ -103,7 +130,7 @@ function rank(docs: Doc[], words: string[], typos: number[], weights: number[], 
 }
 
 describe('ranking against a reference ranker', () => {
-  it('orders hits and reports text_match_info exactly as tokens, typos, proximity, field weight and exactness say', async () => {
+  it('orders hits and reports text_match_info exactly as tokens, candidate costs, proximity, field weight and exactness say', async () => {
     const r = rng(11);
     const vocab = vocabulary(r, 14);
     const pick = () => vocab[Math.floor(r() * vocab.length)]!;
@@ -123,32 +150,42 @@ describe('ranking against a reference ranker', () => {
     }
 
     let checked = 0;
-    for (let i = 0; i < 120; i++) {
+    let completions = 0;
+    for (let i = 0; i < 160; i++) {
       // words of one document, so that something matches and no word is dropped
       const from = docs[Math.floor(r() * docs.length)]!;
       const all = [...new Set([...from.title, ...from.body])];
       const T = Math.min(all.length, 1 + Math.floor(r() * 3));
       const words = all.sort(() => r() - 0.5).slice(0, T);
-      const typos = words.map(() => (r() < 0.3 ? 1 : 0));
-      const q = words.map((w, t) => (typos[t] ? w.slice(0, 2) + (w[2] === 'q' ? 'z' : 'q') + w.slice(3) : w)).join(' ');
+      const prefix = r() < 0.5;
+      const qs = words.map((w, t) => {
+        const u = r();
+        // the last word cut short (a completion) or with a typo (one whole word, and maybe completions of others)
+        if (prefix && t === T - 1 && u < 0.4) return w.slice(0, 2 + Math.floor(r() * 4));
+        return u < 0.7 ? w : w.slice(0, 2) + (w[2] === 'q' ? 'z' : 'q') + w.slice(3);
+      });
+      const cands = qs.map((q, t) => candidates(vocab, q, prefix && t === T - 1));
+      if ([...cands.at(-1)!.values()].some((c) => c % 2 === 1)) completions++;
       const weights = r() < 0.5 ? [100, 99] : [Math.floor(r() * 5), Math.floor(r() * 5)];
       const prioritizeExact = r() < 0.8;
       const res = e.searchSync('docs', {
-        q,
+        q: qs.join(' '),
         query_by: 'title,body',
         query_by_weights: weights.join(','),
-        prefix: 'false',
+        prefix: String(prefix),
         num_typos: '1',
+        max_candidates: '100',
         prioritize_exact_match: String(prioritizeExact),
         per_page: '250',
       });
-      const want = rank(docs, words, typos, weights, prioritizeExact);
-      expect(res.found, q).toBe(want.length);
+      const want = rank(docs, cands, weights, prioritizeExact, qs);
+      expect(res.found, qs.join(' ')).toBe(want.length);
       const got = res.hits!.map((h) => ({ id: h.document.id, score: h.text_match, info: h.text_match_info }));
-      expect(got, q).toEqual(want.map((w) => ({ id: w.id, score: w.score, info: w.info })));
+      expect(got, qs.join(' ')).toEqual(want.map((w) => ({ id: w.id, score: w.score, info: w.info })));
       checked += want.length;
     }
     expect(checked).toBeGreaterThan(500);
+    expect(completions).toBeGreaterThan(15);
     await e.close();
   });
 });

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { BOOKS_SCHEMA, cli, dataDirPath, openEngine, rng } from './helpers.js';
 import type { Engine } from '../src/engine.js';
 import { enumerateTerms } from '../src/termdict/walk.js';
-import { editDistance } from './edit-distance.js';
+import { editDistance, prefixDistance } from './edit-distance.js';
+import { withinEdits } from '../src/termdict/distance.js';
 import { StringTable } from '../src/termdict/table.js';
 import { selectCandidates, selectCandidatesShared } from '../src/search/candidates.js';
 import { getSchema } from '../src/collection/catalog.js';
@@ -56,6 +57,22 @@ describe('ranking', () => {
       { id: 'near', title: 'the quick fox jumps' },
     ]);
     expect(ids(await e.search('c', { q: 'quick fox', query_by: 'title' }))).toEqual(['near', 'far']);
+    await e.close();
+  });
+
+  it('a whole word ranks above a completion of it with as many typos', async () => {
+    // `evince-common` is one word, `evincecommon`: `evcince` finds it as a completion of `evince`
+    const e = await coll([
+      { id: 'whole', title: 'evince' },
+      { id: 'completion', title: 'evince-common' },
+    ]);
+    const r = await e.search('c', { q: 'evcince', query_by: 'title' });
+    expect(ids(r)).toEqual(['whole', 'completion']);
+    expect(r.hits!.map((h) => h.text_match_info!.typo_prefix_score)).toEqual([2, 3]);
+    // no typo: the word itself is exact, its completion neither exact nor free
+    const exact = await e.search('c', { q: 'evince', query_by: 'title' });
+    expect(ids(exact)).toEqual(['whole', 'completion']);
+    expect(exact.hits!.map((h) => h.text_match_info!.typo_prefix_score)).toEqual([0, 1]);
     await e.close();
   });
 
@@ -297,6 +314,30 @@ describe('typo tolerance', () => {
     }
   });
 
+  it('tells whether two words are within k edits as the plain edit distance does', () => {
+    const r = rng(29);
+    const word = () => Array.from({ length: Math.floor(r() * 9) }, () => 'abcd'[Math.floor(r() * 4)]).join('');
+    for (let i = 0; i < 4000; i++) {
+      const a = word();
+      const b = i % 2 ? word() : a.slice(0, 2) + a.slice(3) + 'ab'.slice(0, Math.floor(r() * 3));
+      const d = editDistance(a, b);
+      for (const k of [0, 1, 2, 3]) expect(withinEdits(a, b, k), `${a} ${b} ${k}`).toBe(d <= k);
+    }
+  });
+
+  it('keeps a whole word with a typo among the candidates before more frequent completions', async () => {
+    // `libxmx` is one edit from `libxmi` (a whole word) and from the prefix of `libxml2`, `libxmlb`, ...
+    const docs = [{ id: 'want', title: 'libxmi' }];
+    for (const w of ['libxml2', 'libxmlb', 'libxmlsec', 'libxmlrpc', 'libxmlada'])
+      for (let i = 0; i < 3; i++) docs.push({ id: `${w}-${i}`, title: w });
+    const e = await coll(docs);
+    const r = await e.search('c', { q: 'libxmx', query_by: 'title' });
+    expect(ids(r)[0]).toBe('want');
+    expect(r.hits![0]!.text_match_info).toMatchObject({ typo_prefix_score: 2 });
+    expect(r.hits![1]!.text_match_info).toMatchObject({ typo_prefix_score: 3 });
+    await e.close();
+  });
+
   it('keeps each query_by field to its own num_typos and prefix when fields share a typo walk', async () => {
     const e = await coll([
       { id: 'a', title: 'orchestration', body: 'nothing here' },
@@ -379,7 +420,7 @@ describe('typo tolerance', () => {
     await e.close();
   });
 
-  it('chooses, in one segment, the lowest-cost and most frequent candidates of all the terms that match', async () => {
+  it('chooses, in one segment, the lowest-cost and most frequent candidates of all the terms that match (a whole word before a completion)', async () => {
     // a small alphabet: short prefixes with typos match hundreds of terms in many ranges
     const letters = 'abcd';
     const { r, word } = wordMaker(31, letters, 6);
@@ -416,8 +457,14 @@ describe('typo tolerance', () => {
         // (the fields' union is built after a few calls: later ones walk it)
         const got = selectCandidatesShared(segs, fields, q, max, prefix, limit);
         dfs.forEach((df, f) => {
-          const distance = prefix ? prefixDistance : editDistance;
-          const all = [...df].map(([term, n]) => ({ term, n, cost: distance(q, term) })).filter((c) => c.cost <= max);
+          // 2 per typo, and 1 more for a completion: a term whose closest prefix is nearer than the whole term
+          const cost = (term: string) => {
+            const whole = editDistance(q, term);
+            if (!prefix) return whole <= max ? 2 * whole : Infinity;
+            const p = prefixDistance(q, term);
+            return p > max ? Infinity : 2 * p + (whole > p ? 1 : 0);
+          };
+          const all = [...df].map(([term, n]) => ({ term, n, cost: cost(term) })).filter((c) => c.cost < Infinity);
           if (all.length > 100) wide++;
           all.sort((a, b) => a.cost - b.cost || (a.term === q ? -1 : b.term === q ? 1 : 0) || b.n - a.n || (a.term < b.term ? -1 : 1));
           const want = all.slice(0, limit).map(({ term, cost }) => ({ term, cost }));
@@ -433,15 +480,7 @@ describe('typo tolerance', () => {
   });
 
   /** The distance between q and w's closest prefix: editDistance's table, the smallest cell of its last column. */
-  function prefixDistance(q: string, w: string): number {
-    let best = Infinity;
-    for (let k = 0; k <= w.length; k++) {
-      // (a prefix longer than q by more than the best found so far cannot do better)
-      if (k - q.length >= best) break;
-      best = Math.min(best, editDistance(q, w.slice(0, k)));
-    }
-    return best;
-  }
+
 });
 
 describe('sorting, facets, grouping and paging', () => {
