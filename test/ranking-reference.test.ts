@@ -4,12 +4,14 @@
  * vocabulary, the documents holding a candidate of every word, and per document what
  * text_match orders by: tokens matched, the cost of its cheapest candidates (2 per typo,
  * 1 more for a completion), the proximity of those candidates in the best field, that
- * field's weight, whether the field is exactly the query, and the fields matched. The
- * engine's hit order and text_match_info must be exactly that.
+ * field's weight, whether the field is exactly the query, and the fields matched (each
+ * word crediting only the fields of its cheapest candidates in the document). The engine's
+ * hit order and text_match_info must be exactly that.
  *
- * The vocabulary's words are at least four edits apart, so a query word with one typo
- * stands for exactly one whole word; with prefix matching on, the last word may also be
- * cut short and stand for completions. max_candidates is large, so every candidate counts.
+ * The vocabulary's words are at least four edits apart, but for a few that extend others
+ * by two letters: with prefix matching on, the last word, whole, cut short or with a typo,
+ * then also stands for completions, often in the same documents as the whole word.
+ * max_candidates is large, so every candidate counts.
  */
 import { describe, expect, it } from 'vitest';
 import { dataDirPath, openEngine, rng } from './helpers.js';
@@ -88,8 +90,8 @@ function rank(docs: Doc[], cands: Map<string, number>[], weights: number[], prio
     // per word, the cheapest cost of its candidates in this document
     const costs = cands.map((c) => Math.min(...FIELDS.flatMap((f) => doc[f].map((x) => c.get(x) ?? Infinity))));
     if (costs.some((c) => c === Infinity)) return;
-    // positions per field and word, of all its candidates
-    const perField = FIELDS.map((f) => cands.map((c) => doc[f].flatMap((x, i) => (c.has(x) ? [i] : []))));
+    // positions per field and word, of the cheapest candidates only
+    const perField = FIELDS.map((f) => cands.map((c, t) => doc[f].flatMap((x, i) => (c.get(x) === costs[t] ? [i] : []))));
     const typoCost = costs.reduce((a, b) => a + b, 0);
     let fieldsMatched = 0;
     let best: [number, number, number, number] = [-1, 0, 0, 0]; // count, prox, weight, exact
@@ -132,7 +134,10 @@ function rank(docs: Doc[], cands: Map<string, number>[], weights: number[], prio
 describe('ranking against a reference ranker', () => {
   it('orders hits and reports text_match_info exactly as tokens, candidate costs, proximity, field weight and exactness say', async () => {
     const r = rng(11);
-    const vocab = vocabulary(r, 14);
+    // and four words that extend others by two letters: a query for the shorter one also
+    // finds the longer as a completion, the same document often holding both
+    const base = vocabulary(r, 14);
+    const vocab = [...base, ...base.slice(0, 4).map((w) => w + String.fromCharCode(97 + Math.floor(r() * 26), 97 + Math.floor(r() * 26)))];
     const pick = () => vocab[Math.floor(r() * vocab.length)]!;
     const docs: Doc[] = Array.from({ length: 180 }, (_, i) => ({
       id: `d${i}`,

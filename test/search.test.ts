@@ -76,6 +76,19 @@ describe('ranking', () => {
     await e.close();
   });
 
+  it('credits a document with the fields of its cheapest candidates only', async () => {
+    // for `evcince`, `evince` (one typo) is cheaper than the completion `evincecommon`: the
+    // completion does not lend the title to `lent`, which holds `evince` in its body only
+    const e = await coll([
+      { id: 'in-title', title: 'evince', body: 'a document viewer' },
+      { id: 'lent', title: 'evince-common', body: 'files for evince' },
+    ]);
+    const r = await e.search('c', { q: 'evcince', query_by: 'title,body' });
+    expect(ids(r)).toEqual(['in-title', 'lent']);
+    expect(r.hits![1]!.text_match_info).toMatchObject({ fields_matched: 1, best_field_weight: 99, typo_prefix_score: 2 });
+    await e.close();
+  });
+
   it('ranks two query words on one document word below the same words adjacent, without touching the typo count', async () => {
     // `p` completes to `python` itself in `one-word`: one word of the document cannot stand for both
     const e = await coll([

@@ -4,7 +4,12 @@
  * (score.ts), and hands each one to a callback; the collectors (collectors.ts) keep the top
  * k, count facets and group.
  *
- * A document matches when every query token has a candidate in some query_by field. Three
+ * A document matches when every query token has a candidate in some query_by field. It is
+ * scored, per token, by its cheapest candidates only: their cost, the fields holding them
+ * and their positions. The reference engine scores each combination of candidates apart
+ * and keeps a document's best, so a completion in one field (`evincecommon` in the name,
+ * cost 3 for `evcince`) never lends that field to a cheaper whole word elsewhere (`evince`
+ * in the summary, cost 2). Candidates are kept cheapest first for this. Three
  * strategies find the same documents with the same scores (test/match-strategies.test.ts
  * runs each on the same inputs), each the cheapest in its case:
  *
@@ -164,6 +169,8 @@ export function matchSegment(
       }
     }
     if (list.length === 0) return true; // a token with no postings here: nothing matches
+    // cheapest first: each strategy credits a document for its cheapest candidates only
+    list.sort((a, b) => a.cost - b.cost);
     perToken.push(list);
   }
   const strategy = input.strategy ?? 'auto';
@@ -210,7 +217,7 @@ export function matchSegment(
     if ((++steps & 1023) === 0 && shouldStop()) return false;
     if ((allow !== null && allow[d] === 0) || (exclude !== null && exclude[d] === 1) || (seen !== null && seen[d] === 1) || isDeleted(deleted, d)) continue;
 
-    // typos and which fields hold which tokens
+    // typos and which fields hold which tokens (the cheapest candidates only)
     for (let f = 0; f < F; f++) fieldTokenMask[f] = 0;
     let typoCost = 0;
     for (let t = 0; t < T; t++) {
@@ -218,8 +225,8 @@ export function matchSegment(
       const list = perToken[t]!;
       for (let x = 0; x < list.length; x++) {
         const tc = list[x]!;
-        if (tc.cursor.doc !== d) continue;
-        if (tc.cost < minCost) minCost = tc.cost;
+        if (tc.cursor.doc !== d || tc.cost > minCost) continue;
+        minCost = tc.cost; // (the list is cheapest first)
         fieldTokenMask[tc.field]! |= 1 << t;
       }
       tokMin[t] = minCost;
@@ -239,7 +246,7 @@ export function matchSegment(
         const list = perToken[t]!;
         for (let x = 0; x < list.length; x++) {
           const tc = list[x]!;
-          if (tc.cursor.doc !== d || (!needAll && !arrayField[tc.field])) continue;
+          if (tc.cursor.doc !== d || tc.cost !== tokMin[t] || (!needAll && !arrayField[tc.field])) continue;
           pos.add(t * F + tc.field, tc.cursor, tc.cost === 0);
         }
       }
@@ -355,26 +362,28 @@ function matchTaat(
       const tcost = tc.cost;
       const count = texts[f]!.docOrdinals(tc.term, ords);
       const docs = ords.ords;
+      // (candidates come cheapest first: a document's fields are credited for its cheapest ones only)
       if (need === 0) {
         for (let x = 0; x < count; x++) {
           const d = docs[x]!;
+          const k = d * T + t;
+          if (tcost > cost[k]!) continue;
           if (d < lo) lo = d;
           if (d > hi) hi = d;
           tok[d]! |= bit;
           fmask[d * F + f]! |= bit;
-          const k = d * T + t;
-          if (tcost < cost[k]!) cost[k] = tcost;
+          cost[k] = tcost;
         }
         continue;
       }
       for (let x = 0; x < count; x++) {
         const d = docs[x]!;
         const held = tok[d]!;
-        if ((held & need) !== need) continue;
+        const k = d * T + t;
+        if ((held & need) !== need || tcost > cost[k]!) continue;
         tok[d] = held | bit;
         fmask[d * F + f]! |= bit;
-        const k = d * T + t;
-        if (tcost < cost[k]!) cost[k] = tcost;
+        cost[k] = tcost;
       }
     }
     need |= bit;
@@ -415,6 +424,7 @@ function matchTaat(
     for (let t = 0; t < T; t++) {
       for (const tc of cursors[t]!) {
         const c = tc.cursor;
+        if (tc.cost !== tokMin[t]) continue;
         if (c.doc < d) c.advance(d);
         if (c.doc === d) pos.add(t * F + tc.field, c, tc.cost === 0);
       }
@@ -460,15 +470,17 @@ function matchOneToken(
     const tcost = tc.cost;
     const checkExact = exactArr !== null && arrayField[tc.field] && tcost === 0;
     const lengths = checkExact ? texts[tc.field]!.lengths : null;
+    // (cursors come cheapest first: a document's fields are credited for its cheapest candidates only)
     if (lengths === null) {
       // no positions needed: the document ordinals alone, decoded in one tight loop
       const count = texts[tc.field]!.docOrdinals(tc.term, ords);
       const docs = ords.ords;
       for (let x = 0; x < count; x++) {
         const d = docs[x]!;
+        if (tcost > cost[d]!) continue;
         if (touched !== null && fmask[d] === 0) touched[nTouched++] = d;
         fmask[d]! |= bit;
-        if (tcost < cost[d]!) cost[d] = tcost;
+        cost[d] = tcost;
         if (d < lo) lo = d;
         if (d > hi) hi = d;
       }
@@ -476,9 +488,10 @@ function matchOneToken(
     }
     while (c.next() !== Infinity) {
       const d = c.doc;
+      if (tcost > cost[d]!) continue;
       if (touched !== null && fmask[d] === 0) touched[nTouched++] = d;
       fmask[d]! |= bit;
-      if (tcost < cost[d]!) cost[d] = tcost;
+      cost[d] = tcost;
       if (d < lo) lo = d;
       if (d > hi) hi = d;
       if (lengths !== null) {
