@@ -138,6 +138,8 @@ export const SEARCH_DEFAULTS = {
   drop_tokens_threshold: 1,
   /** Candidate terms considered per query token for prefix and typo expansion. */
   max_candidates: 4,
+  /** Words glued by punctuation (`unit-aware`) are matched by their parts too; `off`: whole words only. */
+  split_join_tokens: 'fallback' as 'fallback' | 'always' | 'off',
   /** Last query token is matched as a prefix. */
   prefix: true,
   /** Rank exact field matches above others with the same score. */

@@ -1,17 +1,20 @@
 /**
  * The ranking against a reference ranker written in plain code. For random documents and
  * queries, the reference finds each query word's candidate terms by brute force over the
- * vocabulary, the documents holding a candidate of every word, and per document what
- * text_match orders by: tokens matched, the cost of its cheapest candidates (2 per typo,
- * 1 more for a completion), the proximity of those candidates in the best field, that
- * field's weight, whether the field is exactly the query, and the fields matched (each
- * word crediting only the fields of its cheapest candidates in the document). The engine's
- * hit order and text_match_info must be exactly that.
+ * document words and parts, the documents holding a candidate of every word, and per
+ * document what text_match orders by: tokens matched, the cost of its cheapest candidates
+ * (2 per typo, 1 more for a completion, 1 more for a part of a glued word), the proximity
+ * of those candidates in the best field, that field's weight, whether the field is
+ * exactly the query, and the fields matched (each word crediting only the fields of its
+ * cheapest candidates in the document). The engine's hit order and text_match_info must
+ * be exactly that.
  *
  * The vocabulary's words are at least four edits apart, but for a few that extend others
  * by two letters: with prefix matching on, the last word, whole, cut short or with a typo,
- * then also stands for completions, often in the same documents as the whole word.
- * max_candidates is large, so every candidate counts.
+ * then also stands for completions, often in the same documents as the whole word. Some
+ * document words are two words glued by a hyphen, found whole and by their parts (parts of
+ * one word may stand for adjacent query words). max_candidates is large, so every
+ * candidate counts.
  */
 import { describe, expect, it } from 'vitest';
 import { dataDirPath, openEngine, rng } from './helpers.js';
@@ -28,18 +31,25 @@ function vocabulary(r: () => number, n: number): string[] {
   return out;
 }
 
+/** A document word: a word of the vocabulary, or two glued by a hyphen (`a-b`: the word `ab` with the parts `a`, `b`). */
+type Word = string | [string, string];
+
 interface Doc {
   id: string;
-  title: string[];
-  body: string[];
+  title: Word[];
+  body: Word[];
 }
 
+const token = (w: Word) => (typeof w === 'string' ? w : w[0] + w[1]);
+const text = (w: Word) => (typeof w === 'string' ? w : `${w[0]}-${w[1]}`);
+
 /**
- * The smallest span (last - first position) holding one occurrence of each word, each at
- * its own position (one document word stands for one query word); Infinity when they
- * cannot be.
+ * The smallest span (last - first word position) holding one occurrence of each query
+ * word, each on its own document word, but for parts of glued words (several parts of one
+ * word may stand for several query words); Infinity when they cannot. Occurrences are
+ * [position, is a part].
  */
-function minSpan(positions: number[][]): number {
+function minSpan(positions: Array<Array<[number, boolean]>>): number {
   let best = Infinity;
   const walk = (i: number, lo: number, hi: number, used: number[]) => {
     if (hi - lo >= best) return;
@@ -47,7 +57,10 @@ function minSpan(positions: number[][]): number {
       best = hi - lo;
       return;
     }
-    for (const p of positions[i]!) if (!used.includes(p)) walk(i + 1, Math.min(lo, p), Math.max(hi, p), [...used, p]);
+    for (const [p, part] of positions[i]!) {
+      if (!part && used.includes(p)) continue;
+      walk(i + 1, Math.min(lo, p), Math.max(hi, p), part ? used : [...used, p]);
+    }
   };
   walk(0, Infinity, -Infinity, []);
   return best;
@@ -67,31 +80,50 @@ const allowed = (w: string) => (w.length >= 4 ? 1 : 0);
  * A query word's candidates and their costs, as the typo rounds find them: the word itself
  * (and, as the last word with prefix, the words it starts) when there are any, else the
  * words within its typos: 2 per typo, 1 more for a completion (a word only a prefix of
- * which is that close).
+ * which is that close); parts of glued words alike, 1 more. Keys: `w:term` for words,
+ * `p:term` for parts.
  */
-function candidates(vocab: string[], q: string, prefix: boolean): Map<string, number> {
+function candidates(dict: string[], parts: string[], q: string, prefix: boolean): Map<string, number> {
   const out = new Map<string, number>();
-  for (const w of vocab) if (w === q || (prefix && w.startsWith(q))) out.set(w, w === q ? 0 : 1);
+  const kinds = [
+    ['w', dict, 0],
+    ['p', parts, 1],
+  ] as const;
+  for (const [kind, terms, extra] of kinds) {
+    for (const w of terms) if (w === q || (prefix && w.startsWith(q))) out.set(`${kind}:${w}`, (w === q ? 0 : 1) + extra);
+  }
   if (out.size > 0) return out;
   const max = allowed(q);
-  for (const w of vocab) {
-    const whole = editDistance(q, w);
-    const p = prefix ? prefixDistance(q, w) : whole;
-    if (p <= max) out.set(w, 2 * p + (whole > p ? 1 : 0));
+  for (const [kind, terms, extra] of kinds) {
+    for (const w of terms) {
+      const whole = editDistance(q, w);
+      const p = prefix ? prefixDistance(q, w) : whole;
+      if (p <= max) out.set(`${kind}:${w}`, 2 * p + (whole > p ? 1 : 0) + extra);
+    }
   }
   return out;
 }
 
+/** A field's occurrences, [candidate key, position, is a part]: its words, and the parts of its glued words. */
+function occurrences(words: Word[]): Array<[string, number, boolean]> {
+  const out: Array<[string, number, boolean]> = words.map((w, i) => [`w:${token(w)}`, i, false]);
+  words.forEach((w, i) => {
+    if (typeof w !== 'string') for (const p of w) out.push([`p:${p}`, i, true]);
+  });
+  return out;
+}
+
 /** The reference ranker: documents holding a candidate of every word, each with its text_match score and info. */
-function rank(docs: Doc[], cands: Map<string, number>[], weights: number[], prioritizeExact: boolean, words: string[]): Expected[] {
+function rank(docs: Doc[], cands: Map<string, number>[], weights: number[], prioritizeExact: boolean, qTokens: string[]): Expected[] {
   const out: Expected[] = [];
   const T = cands.length;
   docs.forEach((doc, seq) => {
-    // per word, the cheapest cost of its candidates in this document
-    const costs = cands.map((c) => Math.min(...FIELDS.flatMap((f) => doc[f].map((x) => c.get(x) ?? Infinity))));
+    const occ = FIELDS.map((f) => occurrences(doc[f]));
+    // per query word, the cheapest cost of its candidates in this document
+    const costs = cands.map((c) => Math.min(...occ.flatMap((o) => o.map(([k]) => c.get(k) ?? Infinity))));
     if (costs.some((c) => c === Infinity)) return;
     // positions per field and word, of the cheapest candidates only
-    const perField = FIELDS.map((f) => cands.map((c, t) => doc[f].flatMap((x, i) => (c.get(x) === costs[t] ? [i] : []))));
+    const perField = occ.map((o) => cands.map((c, t) => o.filter(([k]) => c.get(k) === costs[t]).map(([, i, part]): [number, boolean] => [i, part])));
     const typoCost = costs.reduce((a, b) => a + b, 0);
     let fieldsMatched = 0;
     let best: [number, number, number, number] = [-1, 0, 0, 0]; // count, prox, weight, exact
@@ -100,8 +132,8 @@ function rank(docs: Doc[], cands: Map<string, number>[], weights: number[], prio
       if (held.length === 0) return;
       fieldsMatched++;
       const count = held.length;
-      const prox = count > 1 ? 255 - Math.min(255, minSpan(held) - (count - 1)) : 255;
-      const exact = prioritizeExact && count === T && typoCost === 0 && doc[f].length === T && words.every((w, i) => doc[f][i] === w) ? 1 : 0;
+      const prox = count > 1 ? 255 - Math.min(255, Math.max(0, minSpan(held) - (count - 1))) : 255;
+      const exact = prioritizeExact && count === T && typoCost === 0 && doc[f].length === T && qTokens.every((w, i) => token(doc[f][i]!) === w) ? 1 : 0;
       const cand: [number, number, number, number] = [count, prox, weights[fi]!, exact];
       for (let k = 0; k < 4; k++) {
         if (cand[k]! === best[k]!) continue;
@@ -138,7 +170,9 @@ describe('ranking against a reference ranker', () => {
     // finds the longer as a completion, the same document often holding both
     const base = vocabulary(r, 14);
     const vocab = [...base, ...base.slice(0, 4).map((w) => w + String.fromCharCode(97 + Math.floor(r() * 26), 97 + Math.floor(r() * 26)))];
-    const pick = () => vocab[Math.floor(r() * vocab.length)]!;
+    // and four pairs of words glued by a hyphen, found by their parts too
+    const glued = Array.from({ length: 4 }, (_, k): [string, string] => [base[k + 2]!, base[(k * 5 + 7) % base.length]!]);
+    const pick = (): Word => (r() < 0.15 ? glued[Math.floor(r() * glued.length)]! : vocab[Math.floor(r() * vocab.length)]!);
     const docs: Doc[] = Array.from({ length: 180 }, (_, i) => ({
       id: `d${i}`,
       title: Array.from({ length: 1 + Math.floor(r() * 3) }, pick),
@@ -150,16 +184,20 @@ describe('ranking against a reference ranker', () => {
     for (let i = 0; i < docs.length; i += 60) {
       await e.writeBatch(
         'docs',
-        docs.slice(i, i + 60).map((d) => ({ kind: 'write' as const, action: 'create' as const, doc: { id: d.id, title: d.title.join(' '), body: d.body.join(' ') } })),
+        docs.slice(i, i + 60).map((d) => ({ kind: 'write' as const, action: 'create' as const, doc: { id: d.id, title: d.title.map(text).join(' '), body: d.body.map(text).join(' ') } })),
       );
     }
+    // the dictionaries: every document word (a glued one as one word), and the parts
+    const dict = [...new Set(docs.flatMap((d) => [...d.title, ...d.body].map(token)))];
+    const partDict = [...new Set(glued.flat())];
 
     let checked = 0;
     let completions = 0;
-    for (let i = 0; i < 160; i++) {
-      // words of one document, so that something matches and no word is dropped
+    let parts = 0;
+    for (let i = 0; i < 200; i++) {
+      // words of one document (a glued one whole, or one of its parts), so that something matches and no word is dropped
       const from = docs[Math.floor(r() * docs.length)]!;
-      const all = [...new Set([...from.title, ...from.body])];
+      const all = [...new Set([...from.title, ...from.body].map((w) => (typeof w === 'string' ? w : r() < 0.4 ? text(w) : w[Math.floor(r() * 2)]!)))];
       const T = Math.min(all.length, 1 + Math.floor(r() * 3));
       const words = all.sort(() => r() - 0.5).slice(0, T);
       const prefix = r() < 0.5;
@@ -169,8 +207,10 @@ describe('ranking against a reference ranker', () => {
         if (prefix && t === T - 1 && u < 0.4) return w.slice(0, 2 + Math.floor(r() * 4));
         return u < 0.7 ? w : w.slice(0, 2) + (w[2] === 'q' ? 'z' : 'q') + w.slice(3);
       });
-      const cands = qs.map((q, t) => candidates(vocab, q, prefix && t === T - 1));
-      if ([...cands.at(-1)!.values()].some((c) => c % 2 === 1)) completions++;
+      const qTokens = qs.map((q) => q.replace('-', ''));
+      const cands = qTokens.map((q, t) => candidates(dict, partDict, q, prefix && t === T - 1));
+      if ([...cands.at(-1)!.entries()].some(([k, c]) => k.startsWith('w:') && c % 2 === 1)) completions++;
+      if (cands.some((c) => [...c.keys()].some((k) => k.startsWith('p:')))) parts++;
       const weights = r() < 0.5 ? [100, 99] : [Math.floor(r() * 5), Math.floor(r() * 5)];
       const prioritizeExact = r() < 0.8;
       const res = e.searchSync('docs', {
@@ -183,7 +223,7 @@ describe('ranking against a reference ranker', () => {
         prioritize_exact_match: String(prioritizeExact),
         per_page: '250',
       });
-      const want = rank(docs, cands, weights, prioritizeExact, qs);
+      const want = rank(docs, cands, weights, prioritizeExact, qTokens);
       expect(res.found, qs.join(' ')).toBe(want.length);
       const got = res.hits!.map((h) => ({ id: h.document.id, score: h.text_match, info: h.text_match_info }));
       expect(got, qs.join(' ')).toEqual(want.map((w) => ({ id: w.id, score: w.score, info: w.info })));
@@ -191,6 +231,7 @@ describe('ranking against a reference ranker', () => {
     }
     expect(checked).toBeGreaterThan(500);
     expect(completions).toBeGreaterThan(15);
+    expect(parts).toBeGreaterThan(30);
     await e.close();
   });
 });

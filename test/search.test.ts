@@ -89,6 +89,71 @@ describe('ranking', () => {
     await e.close();
   });
 
+  it('finds a hyphenated or slashed word by each of its parts, below the whole word', async () => {
+    const e = await coll([
+      { id: 'hyphen', title: 'a unit-aware calculator' },
+      { id: 'slash', title: 'CD ripper/encoder/tagger' },
+      { id: 'whole', title: 'aware of units' },
+    ]);
+    expect(ids(await e.search('c', { q: 'aware', query_by: 'title' }))).toEqual(['whole', 'hyphen']);
+    expect(ids(await e.search('c', { q: 'unit', query_by: 'title', prefix: 'false' }))).toEqual(['hyphen']);
+    expect(ids(await e.search('c', { q: 'encoder', query_by: 'title' }))).toEqual(['slash']);
+    expect(ids(await e.search('c', { q: 'tagger ripper', query_by: 'title' }))).toEqual(['slash']);
+    // with typos, and as a prefix
+    expect(ids(await e.search('c', { q: 'encodr', query_by: 'title' }))).toEqual(['slash']);
+    expect(ids(await e.search('c', { q: 'calculator awa', query_by: 'title' }))).toEqual(['hyphen']);
+    // a part costs one more than the word: a match of the word's parts is never exact
+    const r = await e.search('c', { q: 'aware', query_by: 'title' });
+    expect(r.hits!.map((h) => h.text_match_info!.typo_prefix_score)).toEqual([0, 1]);
+    await e.close();
+  });
+
+  it('ranks the joined form of a hyphenated word as the exact match, and its parts next to each other', async () => {
+    const e = await coll([
+      { id: 'glued', title: 'unit-aware' },
+      { id: 'apart', title: 'unit tests aware' },
+      { id: 'joined', title: 'unitaware' },
+    ]);
+    // `unit-aware` and `unitaware` are one word, `unitaware`: both exact
+    const joined = await e.search('c', { q: 'unit-aware', query_by: 'title' });
+    expect(ids(joined)).toEqual(['joined', 'glued']);
+    expect(joined.hits!.every((h) => (BigInt(h.text_match_info!.best_field_score as string) >> 19n) % 2n === 1n)).toBe(true);
+    // its parts are found as adjacent words (a window of one word)
+    const parts = await e.search('c', { q: 'unit aware', query_by: 'title' });
+    expect(ids(parts)).toEqual(['apart', 'glued']);
+    const prox = (h: { text_match_info?: Record<string, unknown> }) => Number((BigInt(h.text_match_info!.best_field_score as string) >> 28n) % 256n);
+    expect(parts.hits!.map(prox)).toEqual([254, 255]);
+    await e.close();
+  });
+
+  it('matches whole words only with split_join_tokens=off', async () => {
+    const e = await coll([{ id: 'hyphen', title: 'a unit-aware calculator' }]);
+    expect((await e.search('c', { q: 'aware', query_by: 'title' })).found).toBe(1);
+    expect((await e.search('c', { q: 'aware', query_by: 'title', split_join_tokens: 'off' })).found).toBe(0);
+    expect((await e.search('c', { q: 'unitaware', query_by: 'title', split_join_tokens: 'off' })).found).toBe(1);
+    await expect(e.search('c', { q: 'aware', query_by: 'title', split_join_tokens: 'sometimes' })).rejects.toThrow(/split_join_tokens.*one of `fallback`, `always`, `off`/);
+    await e.close();
+  });
+
+  it('keeps the parts of glued words through segment merges and in every field type', async () => {
+    const e = openEngine(dataDirPath(), { merges: 'off' });
+    await e.createCollection({ name: 'c', fields: [{ name: 'title', type: 'string' }, { name: 'tags', type: 'string[]' }] });
+    for (let b = 0; b < 4; b++) {
+      await e.writeBatch('c', [
+        { kind: 'write', action: 'create', doc: { id: `t${b}`, title: `item ${b} of a well-known set`, tags: ['plain', `x-ray${b}`] } },
+        { kind: 'write', action: 'create', doc: { id: `n${b}`, title: `item ${b}`, tags: ['known'] } },
+      ]);
+    }
+    await e.deleteDocument('c', 't1');
+    const before = (await e.search('c', { q: 'known', query_by: 'title,tags', per_page: 20 })).hits!.map((h) => h.document.id).sort();
+    expect(await e.optimize('c')).toBeGreaterThan(0);
+    const after = (await e.search('c', { q: 'known', query_by: 'title,tags', per_page: 20 })).hits!.map((h) => h.document.id).sort();
+    expect(after).toEqual(before);
+    expect(after).toEqual(['n0', 'n1', 'n2', 'n3', 't0', 't2', 't3']);
+    expect(ids(await e.search('c', { q: 'ray2', query_by: 'tags' }))).toEqual(['t2']);
+    await e.close();
+  });
+
   it('ranks two query words on one document word below the same words adjacent, without touching the typo count', async () => {
     // `p` completes to `python` itself in `one-word`: one word of the document cannot stand for both
     const e = await coll([
@@ -595,6 +660,13 @@ describe('highlights', () => {
     expect(h.highlights.map((x) => x.field)).toEqual(['title', 'body']);
     const t = await e.search('c', { q: 'zebr', query_by: 'title', highlight_start_tag: '[', highlight_end_tag: ']', highlight_affix_num_tokens: 1 });
     expect((t.hits![0]!.highlight.title as { snippet: string }).snippet).toBe('The [Zebra] crossing');
+    await e.close();
+  });
+
+  it('highlights a glued word when one of its parts matched', async () => {
+    const e = await coll([{ id: '1', title: 'a unit-aware calculator and a unit converter' }]);
+    const r = await e.search('c', { q: 'aware calculator', query_by: 'title' });
+    expect(r.hits![0]!.highlights![0]).toMatchObject({ field: 'title', snippet: 'a <mark>unit-aware</mark> <mark>calculator</mark> and a unit converter' });
     await e.close();
   });
 

@@ -19,7 +19,9 @@ export type ParameterKind =
   /** true / false (also 1 / 0) */
   | 'bool'
   /** one value, or one per query_by field */
-  | 'per-field';
+  | 'per-field'
+  /** one of `choices` */
+  | 'choice';
 
 export interface SearchParameter {
   name: string;
@@ -28,6 +30,8 @@ export interface SearchParameter {
   default?: string | number | boolean;
   min?: number;
   max?: number;
+  /** The values a 'choice' takes. */
+  choices?: readonly string[];
   /** One line: what it does. */
   doc: string;
   /** A `--kebab-case` flag of `fathom search` (q is `-q`; the rest go through --param). */
@@ -48,6 +52,14 @@ export const SEARCH_PARAMETERS: readonly SearchParameter[] = [
   { name: 'drop_tokens_threshold', kind: 'int', default: D.drop_tokens_threshold, min: 0, max: 1e9, doc: 'drop words right to left while fewer documents match', flag: true },
   { name: 'prioritize_exact_match', kind: 'bool', default: D.prioritize_exact_match, doc: 'rank a field that is exactly the query first among equals', flag: true },
   { name: 'max_candidates', kind: 'int', default: D.max_candidates, min: 1, max: 10000, doc: 'terms considered per word for prefix and typo expansion', flag: true },
+  {
+    name: 'split_join_tokens',
+    kind: 'choice',
+    default: D.split_join_tokens,
+    choices: ['fallback', 'always', 'off'],
+    doc: 'match words glued by punctuation (`unit-aware`) by their parts too; `off`: whole words only',
+    flag: true,
+  },
   { name: 'exhaustive_search', kind: 'bool', default: false, doc: 'accepted for compatibility; every candidate is already considered' },
   { name: 'stopwords', kind: 'text', doc: 'the name of a stopword set whose words are removed from q', flag: true },
   { name: 'filter_by', kind: 'text', doc: 'a filter, e.g. `section:=games && installed_size:>1000`, joins `$other(...)`', flag: true },
@@ -94,6 +106,7 @@ export function searchFlags(): Array<[string, string]> {
 function describe(p: SearchParameter): string {
   const extra: string[] = [];
   if (p.min !== undefined && p.max !== undefined && p.max < 1e6) extra.push(`${p.min}-${p.max}`);
+  if (p.choices) extra.push(p.choices.join(' | '));
   if (p.default !== undefined && p.default !== '') extra.push(`default ${p.default}`);
   return extra.length > 0 ? `${p.doc} (${extra.join(', ')})` : p.doc;
 }
@@ -102,7 +115,7 @@ function describe(p: SearchParameter): string {
 export function parameterMarkdown(): string {
   const cell = (s: string) => s.replace(/\|/g, '\\|');
   const rows = SEARCH_PARAMETERS.map((p) => {
-    const range = p.min !== undefined && p.max !== undefined ? `${p.min}..${p.max >= 1e6 ? '' : p.max}` : '';
+    const range = p.choices ? p.choices.map((c) => `\`${c}\``).join(', ') : p.min !== undefined && p.max !== undefined ? `${p.min}..${p.max >= 1e6 ? '' : p.max}` : '';
     const dflt = p.default === undefined ? '' : `\`${String(p.default)}\``;
     return `| \`${p.name}\` | ${cell(dflt)} | ${range} | ${cell(p.doc)} |`;
   });

@@ -9,7 +9,7 @@
  */
 import type { Field } from '../schema/schema.js';
 import type { LiveSegment } from '../index/manifest.js';
-import type { TextIndex } from '../index/segment.js';
+import { partsColumnId, type TextIndex } from '../index/segment.js';
 import { enumerateTerms } from '../termdict/walk.js';
 import { termWithinEdits } from '../termdict/distance.js';
 import type { StringTable } from '../termdict/table.js';
@@ -18,9 +18,18 @@ import type { SearchPlan } from '../query/plan.js';
 
 export interface Candidate {
   term: string;
-  /** What the term costs as a stand-in for the query word (candidateCost): 2 per typo, 1 more for a completion. */
+  /** What the term costs as a stand-in for the query word (candidateCost): 2 per typo, 1 more for a completion, 1 more for a part. */
   cost: number;
+  /** A part of glued words (index/segment.ts PARTS_COLUMN_BASE), looked up in the field's parts. */
+  part?: true;
 }
+
+/**
+ * What matching a part of a glued word costs above matching a word (`aware` in
+ * `unit-aware`): like a completion, it matches only a piece of the document's word, so it
+ * is never an exact match and ranks below the whole word with as many typos.
+ */
+export const PART_COST = 1;
 
 /**
  * What a term costs as a stand-in for a query word, as the reference engine counts it: two
@@ -214,7 +223,7 @@ export function selectCandidates(
  */
 export function selectCandidatesShared(
   segments: LiveSegment[],
-  fields: readonly Field[],
+  fields: readonly Pick<Field, 'id'>[],
   token: string,
   maxCost: number,
   prefix: boolean,
@@ -300,7 +309,7 @@ export function sameCandidates(a: CandidateTable, b: CandidateTable | undefined)
       const y = b[t]![f]!;
       if (x === y) continue;
       if (x.length !== y.length) return false;
-      for (let i = 0; i < x.length; i++) if (x[i]!.term !== y[i]!.term) return false;
+      for (let i = 0; i < x.length; i++) if (x[i]!.term !== y[i]!.term || x[i]!.part !== y[i]!.part) return false;
     }
   }
   return true;
@@ -352,8 +361,19 @@ export class CandidateRounds {
         if (g) g.members.push(fi);
         else groups.set(key, { word, allowed, prefix, members: [fi] });
       });
+      // glued words' parts too (not for a phrase's words, which must be whole and adjacent)
+      const parts = params.split_join_tokens !== 'off' && !words.inPhrase.has(t);
       for (const { word, allowed, prefix, members } of groups.values()) {
         const lists = selectCandidatesShared(this.segs, members.map((g) => fields[g]!.field), word, allowed, prefix, params.max_candidates);
+        if (parts) {
+          const ids = members.map((g) => ({ id: partsColumnId(fields[g]!.field.id) }));
+          const partLists = selectCandidatesShared(this.segs, ids, word, allowed, prefix, params.max_candidates);
+          partLists.forEach((pl, k) => {
+            if (pl.length === 0) return;
+            const merged = [...lists[k]!, ...pl.map((c): Candidate => ({ term: c.term, cost: c.cost + PART_COST, part: true }))];
+            lists[k] = merged.sort((a, b) => a.cost - b.cost);
+          });
+        }
         members.forEach((g, k) => this.expanded.set(memoKey(g, allowed), lists[k]!));
       }
       return fields.map((_f, fi) => reused(fi)!);
