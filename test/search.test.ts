@@ -135,6 +135,32 @@ describe('ranking', () => {
     await e.close();
   });
 
+  it('joins or splits the query\'s words when nothing matches them as typed (split_join_tokens)', async () => {
+    const e = await coll([
+      { id: 'joined', title: 'basketball shoes' },
+      { id: 'apart', title: 'a basket ball' },
+      { id: 'other', title: 'red shoes' },
+    ]);
+    const search = (text: string, split_join_tokens?: string) =>
+      e.search('c', { q: text, query_by: 'title', prefix: 'false', drop_tokens_threshold: 0, ...(split_join_tokens ? { split_join_tokens } : {}) });
+    const q = async (text: string, split_join_tokens?: string) => ids(await search(text, split_join_tokens));
+    // fallback (the default): only when the words as typed find nothing
+    expect(await q('basket ball')).toEqual(['apart']);
+    expect(await q('basketball')).toEqual(['joined']);
+    expect(await q('bask etball')).toEqual(['joined']);
+    expect(await q('basket ball shoes')).toEqual(['joined']);
+    expect(await q('redshoes')).toEqual(['other']);
+    expect(await q('shoes redshoes')).toEqual(['other']);
+    // a match of the joined or split words stands for every word as typed, at the cost of a typo
+    expect((await search('bask etball')).hits![0]!.text_match_info).toMatchObject({ tokens_matched: 2, typo_prefix_score: 2, num_tokens_dropped: 0 });
+    // always: the joined or split words too, ranked below the words as typed
+    expect(await q('basket ball', 'always')).toEqual(['apart', 'joined']);
+    expect(await q('basketball', 'always')).toEqual(['joined', 'apart']);
+    // off: never
+    expect(await q('redshoes', 'off')).toEqual([]);
+    await e.close();
+  });
+
   it('keeps the parts of glued words through segment merges and in every field type', async () => {
     const e = openEngine(dataDirPath(), { merges: 'off' });
     await e.createCollection({ name: 'c', fields: [{ name: 'title', type: 'string' }, { name: 'tags', type: 'string[]' }] });

@@ -57,7 +57,7 @@ export const SEARCH_PARAMETERS: readonly SearchParameter[] = [
     kind: 'choice',
     default: D.split_join_tokens,
     choices: ['fallback', 'always', 'off'],
-    doc: 'match words glued by punctuation (`unit-aware`) by their parts too; `off`: whole words only',
+    doc: 'words glued by punctuation (`unit-aware`) are found by their parts; when the query finds nothing (`always`: always), its words joined or split in two are searched too; `off`: neither',
     flag: true,
   },
   { name: 'exhaustive_search', kind: 'bool', default: false, doc: 'accepted for compatibility; every candidate is already considered' },

@@ -289,6 +289,18 @@ function queryWords(schema: Schema, params: SearchParams, fields: FieldSpec[], p
   const max = SEARCH_DEFAULTS.max_query_tokens;
   const tokens = all.slice(0, max);
   const kept = phrases.filter((ph) => ph.every((i) => i < max));
+  return wordsOf(schema, params, fields, tokens, kept, excluded);
+}
+
+/**
+ * The query words of a search for other tokens than its `q` (the query's words joined or
+ * split by split_join_tokens, search/keyword.ts), with the search's typo and prefix rules.
+ */
+export function queryWordsFor(plan: SearchPlan, tokens: string[]): QueryWords {
+  return wordsOf(plan.schema, plan.params, plan.fields, tokens.slice(0, SEARCH_DEFAULTS.max_query_tokens), [], plan.words.excluded);
+}
+
+function wordsOf(schema: Schema, params: SearchParams, fields: FieldSpec[], tokens: string[], kept: number[][], excluded: string[][]): QueryWords {
   const inPhrase = new Set(kept.flat());
   const T = tokens.length;
   const fieldToks = fields.map((f) => fieldTokenizer(schema, f.field));

@@ -24,6 +24,17 @@ export function baseScore(tokens: number, typoCost: number, fieldsMatched: numbe
   return tokens * TOK_SHIFT + (255 - Math.min(255, typoCost)) * TYPO_SHIFT + Math.min(63, fieldsMatched) * FIELDS_SHIFT;
 }
 
+/**
+ * A score as if `tokens` query tokens had matched, at `extraCost` more: for the query's
+ * words joined or split (search/keyword.ts), whose match stands for all the words as typed,
+ * a space taken for a typo.
+ */
+export function respaced(score: number, tokens: number, extraCost: number): number {
+  const matched = Math.floor(score / TOK_SHIFT) % 64;
+  const typoBits = Math.floor(score / TYPO_SHIFT) % 256;
+  return score + (Math.min(63, tokens) - matched) * TOK_SHIFT - Math.min(typoBits, extraCost) * TYPO_SHIFT;
+}
+
 /** The best a document with this base can score: its tokens adjacent, and an exact match in a field of this weight. */
 export function upperScore(base: number, weight: number): number {
   return base + 255 * PROX_SHIFT + Math.min(255, weight) * WEIGHT_SHIFT + EXACT_SHIFT;
