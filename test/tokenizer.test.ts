@@ -72,7 +72,7 @@ describe('tokenizer', () => {
     );
   });
 
-  it('gives the parts of words glued by punctuation, but not of words joined by an apostrophe', () => {
+  it('gives the parts of words glued by punctuation', () => {
     const parts = (tok: Tokenizer, s: string) => {
       const out: Array<[number, string[]]> = [];
       tok.partsOf(s, (i, p) => out.push([i, p]));
@@ -83,8 +83,14 @@ describe('tokenizer', () => {
       [1, ['unit', 'aware']],
       [3, ['ripper', 'encoder', 'tagger']],
     ]);
-    expect(parts(t, "don't -x- C++ a--b")).toEqual([[3, ['a', 'b']]]);
-    expect(parts(t, 'Crème-Brûlée l’eau')).toEqual([[0, ['creme', 'brulee']]]);
+    expect(parts(t, "Debian's -x- C++ a--b")).toEqual([
+      [0, ['debian', 's']],
+      [3, ['a', 'b']],
+    ]);
+    expect(parts(t, 'Crème-Brûlée l’eau')).toEqual([
+      [0, ['creme', 'brulee']],
+      [1, ['l', 'eau']],
+    ]);
     expect(parts(new Tokenizer({ stem: true }), 'running-shoes')).toEqual([[0, ['run', 'shoe']]]);
     // a separator splits words; a symbol to index is kept inside a piece
     expect(parts(new Tokenizer({ separators: ['-'], symbols: ['+'] }), 'unit-aware c++/java')).toEqual([[2, ['c++', 'java']]]);
@@ -98,13 +104,13 @@ describe('tokenizer', () => {
         for (const tok of opts) {
           const got: Array<[number, string[]]> = [];
           tok.partsOf(s, (i, p) => got.push([i, p]));
-          // the pieces of each token's raw word, split where a character other than an apostrophe is dropped
+          // the pieces of each token's raw word, split where a character is dropped
           const want: Array<[number, string[]]> = [];
           tok.spans(s).forEach((sp, i) => {
             const raw = s.slice(sp.start, sp.end);
             if (/[東]/.test(raw)) return;
             const pieces = [...raw].reduce<string[]>((acc, ch) => {
-              if (tok.normalizeWord(ch) !== '' || ch === "'") acc[acc.length - 1] += ch;
+              if (tok.normalizeWord(ch) !== '') acc[acc.length - 1] += ch;
               else if (acc[acc.length - 1] !== '') acc.push('');
               return acc;
             }, ['']).map((p) => tok.normalizeWord(p)).filter((p) => p !== '');

@@ -12,9 +12,9 @@
  *   5. With `stem: true`, each token is reduced by the Snowball stemmer of the field's
  *      language (@orama/stemmers; English when no locale is set).
  *   6. A token glued from pieces by dropped punctuation ("unit-aware" -> "unitaware",
- *      "ripper/encoder" -> "ripperencoder") also has its pieces as parts (`partsOf`), which
- *      the index keeps beside the tokens so that each piece finds the word. Apostrophes
- *      join without making parts ("don't" is one word).
+ *      "ripper/encoder" -> "ripperencoder", "Debian's" -> "debians") also has its pieces
+ *      as parts (`partsOf`), which the index keeps beside the tokens so that each piece
+ *      finds the word.
  *
  * Two entry points share these rules: `tokens()` (hot: every indexed string and every
  * query) and `spans()`, which also returns where each token sits in the original text
@@ -37,9 +37,6 @@ export interface Span {
   end: number;
 }
 
-/** Apostrophes join a word's pieces without making parts ("don't", "l’eau"). */
-const APOSTROPHE = 39;
-const APOSTROPHES = new Set(["'", '\u2019', '\u02bc']);
 const NO_SPACE_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
 const LATIN_ACCENTED = /[\u00C0-\u024F\u1E00-\u1EFF]/g;
@@ -338,7 +335,7 @@ export class Tokenizer {
       }
       if (start < 0) start = i;
       if (cls === 0) {
-        if (kept && c !== APOSTROPHE) split = true;
+        if (kept) split = true;
       } else {
         if (split) glued = true;
         kept = true;
@@ -357,7 +354,7 @@ export class Tokenizer {
       const cls = table[c]!;
       if (cls === 1) piece += text[k];
       else if (cls === 3) piece += String.fromCharCode(c + 32);
-      else if (c !== APOSTROPHE && piece) {
+      else if (piece) {
         out.push(piece);
         piece = '';
       }
@@ -390,7 +387,7 @@ export class Tokenizer {
       const c = ch.charCodeAt(0);
       const keep = c < 128 ? this.ascii[c] === 1 || this.ascii[c] === 3 : this.symbols.has(ch) || WORD_CHAR.test(ch);
       if (keep) piece += ch;
-      else if (!APOSTROPHES.has(ch) && piece) {
+      else if (piece) {
         pieces.push(piece);
         piece = '';
       }
