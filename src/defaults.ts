@@ -138,6 +138,13 @@ export const SEARCH_DEFAULTS = {
   drop_tokens_threshold: 1,
   /** Candidate terms considered per query token for prefix and typo expansion. */
   max_candidates: 4,
+  /**
+   * Words glued by punctuation (`unit-aware`) are found by their parts, and, when the query
+   * finds nothing, its words joined (`basket ball` -> `basketball`) or one split in two are
+   * searched too (search/keyword.ts): `fallback`. `always` joins or splits every query;
+   * `off` does neither and matches whole words only.
+   */
+  split_join_tokens: 'fallback' as 'fallback' | 'always' | 'off',
   /** Last query token is matched as a prefix. */
   prefix: true,
   /** Rank exact field matches above others with the same score. */

@@ -19,3 +19,14 @@ export function editDistance(a: string, b: string): number {
   }
   return d[m]![n]!;
 }
+
+/** The distance from q to the closest prefix of w (how a prefix walk matches w). */
+export function prefixDistance(q: string, w: string): number {
+  let best = Infinity;
+  for (let k = 0; k <= w.length; k++) {
+    // (a prefix longer than q by more than the best found so far cannot do better)
+    if (k - q.length >= best) break;
+    best = Math.min(best, editDistance(q, w.slice(0, k)));
+  }
+  return best;
+}

@@ -11,7 +11,8 @@ import { planSearch } from '../src/query/plan.js';
 import { CandidateRounds } from '../src/search/candidates.js';
 import { matchSegment, type MatchStrategy } from '../src/search/match.js';
 
-const WORDS = ['alpha', 'alpine', 'alps', 'beta', 'better', 'bet', 'gamma', 'gammon', 'delta', 'deltas', 'omega', 'omen', 'linux', 'lynx', 'links', 'kernel', 'kernels', 'colonel', 'a', 'an'];
+// (and words glued by punctuation, which are also found by their parts)
+const WORDS = ['alpha', 'alpine', 'alps', 'beta', 'better', 'bet', 'gamma', 'gammon', 'delta', 'deltas', 'omega', 'omen', 'linux', 'lynx', 'links', 'kernel', 'kernels', 'colonel', 'a', 'an', 'alpha-beta', 'linux/kernel', 'omen-a'];
 
 function text(r: () => number, n: number): string {
   return Array.from({ length: n }, () => WORDS[Math.floor(r() * WORDS.length)]!).join(' ');

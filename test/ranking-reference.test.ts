@@ -1,17 +1,24 @@
 /**
  * The ranking against a reference ranker written in plain code. For random documents and
- * queries, the reference finds the documents holding every query word and computes, per
- * document, what text_match orders by: tokens matched, typos, the proximity of the words
- * in the best field, that field's weight, whether it is exactly the query, and the fields
- * matched. The engine's hit order and text_match_info must be exactly that.
+ * queries, the reference finds each query word's candidate terms by brute force over the
+ * document words and parts, the documents holding a candidate of every word, and per
+ * document what text_match orders by: tokens matched, the cost of its cheapest candidates
+ * (2 per typo, 1 more for a completion, 1 more for a part of a glued word), the proximity
+ * of those candidates in the best field, that field's weight, whether the field is
+ * exactly the query, and the fields matched (each word crediting only the fields of its
+ * cheapest candidates in the document). The engine's hit order and text_match_info must
+ * be exactly that.
  *
- * The vocabulary's words are at least four edits apart, so a query word with one typo
- * stands for exactly one word (no competing candidates), and prefix matching is off: the
- * reference needs no typo walk of its own.
+ * The vocabulary's words are at least four edits apart, but for a few that extend others
+ * by two letters: with prefix matching on, the last word, whole, cut short or with a typo,
+ * then also stands for completions, often in the same documents as the whole word. Some
+ * document words are two words glued by a hyphen, found whole and by their parts (parts of
+ * one word may stand for adjacent query words). max_candidates is large, so every
+ * candidate counts.
  */
 import { describe, expect, it } from 'vitest';
 import { dataDirPath, openEngine, rng } from './helpers.js';
-import { editDistance } from './edit-distance.js';
+import { editDistance, prefixDistance } from './edit-distance.js';
 
 const FIELDS = ['title', 'body'] as const;
 
@@ -24,24 +31,38 @@ function vocabulary(r: () => number, n: number): string[] {
   return out;
 }
 
+/** A document word: a word of the vocabulary, or two glued by a hyphen (`a-b`: the word `ab` with the parts `a`, `b`). */
+type Word = string | [string, string];
+
 interface Doc {
   id: string;
-  title: string[];
-  body: string[];
+  title: Word[];
+  body: Word[];
 }
 
-/** The smallest span (last - first position) holding one occurrence of each word. */
-function minSpan(positions: number[][]): number {
+const token = (w: Word) => (typeof w === 'string' ? w : w[0] + w[1]);
+const text = (w: Word) => (typeof w === 'string' ? w : `${w[0]}-${w[1]}`);
+
+/**
+ * The smallest span (last - first word position) holding one occurrence of each query
+ * word, each on its own document word, but for parts of glued words (several parts of one
+ * word may stand for several query words); Infinity when they cannot. Occurrences are
+ * [position, is a part].
+ */
+function minSpan(positions: Array<Array<[number, boolean]>>): number {
   let best = Infinity;
-  const walk = (i: number, lo: number, hi: number) => {
+  const walk = (i: number, lo: number, hi: number, used: number[]) => {
     if (hi - lo >= best) return;
     if (i === positions.length) {
       best = hi - lo;
       return;
     }
-    for (const p of positions[i]!) walk(i + 1, Math.min(lo, p), Math.max(hi, p));
+    for (const [p, part] of positions[i]!) {
+      if (!part && used.includes(p)) continue;
+      walk(i + 1, Math.min(lo, p), Math.max(hi, p), part ? used : [...used, p]);
+    }
   };
-  walk(0, Infinity, -Infinity);
+  walk(0, Infinity, -Infinity, []);
   return best;
 }
 
@@ -52,13 +73,58 @@ interface Expected {
   info: Record<string, unknown>;
 }
 
-/** The reference ranker: documents holding every word, each with its text_match score and info. */
-function rank(docs: Doc[], words: string[], typos: number[], weights: number[], prioritizeExact: boolean): Expected[] {
+/** Typos allowed for a query word, under the defaults min_len_1typo 4, min_len_2typo 7 and num_typos 1. */
+const allowed = (w: string) => (w.length >= 4 ? 1 : 0);
+
+/**
+ * A query word's candidates and their costs, as the typo rounds find them: the word itself
+ * (and, as the last word with prefix, the words it starts) when there are any, else the
+ * words within its typos: 2 per typo, 1 more for a completion (a word only a prefix of
+ * which is that close); parts of glued words alike, 1 more. Keys: `w:term` for words,
+ * `p:term` for parts.
+ */
+function candidates(dict: string[], parts: string[], q: string, prefix: boolean): Map<string, number> {
+  const out = new Map<string, number>();
+  const kinds = [
+    ['w', dict, 0],
+    ['p', parts, 1],
+  ] as const;
+  for (const [kind, terms, extra] of kinds) {
+    for (const w of terms) if (w === q || (prefix && w.startsWith(q))) out.set(`${kind}:${w}`, (w === q ? 0 : 1) + extra);
+  }
+  if (out.size > 0) return out;
+  const max = allowed(q);
+  for (const [kind, terms, extra] of kinds) {
+    for (const w of terms) {
+      const whole = editDistance(q, w);
+      const p = prefix ? prefixDistance(q, w) : whole;
+      if (p <= max) out.set(`${kind}:${w}`, 2 * p + (whole > p ? 1 : 0) + extra);
+    }
+  }
+  return out;
+}
+
+/** A field's occurrences, [candidate key, position, is a part]: its words, and the parts of its glued words. */
+function occurrences(words: Word[]): Array<[string, number, boolean]> {
+  const out: Array<[string, number, boolean]> = words.map((w, i) => [`w:${token(w)}`, i, false]);
+  words.forEach((w, i) => {
+    if (typeof w !== 'string') for (const p of w) out.push([`p:${p}`, i, true]);
+  });
+  return out;
+}
+
+/** The reference ranker: documents holding a candidate of every word, each with its text_match score and info. */
+function rank(docs: Doc[], cands: Map<string, number>[], weights: number[], prioritizeExact: boolean, qTokens: string[]): Expected[] {
   const out: Expected[] = [];
+  const T = cands.length;
   docs.forEach((doc, seq) => {
-    const perField = FIELDS.map((f) => words.map((w) => doc[f].flatMap((x, i) => (x === w ? [i] : []))));
-    if (!words.every((_, t) => perField.some((pf) => pf[t]!.length > 0))) return;
-    const typoCost = typos.reduce((a, b) => a + b, 0);
+    const occ = FIELDS.map((f) => occurrences(doc[f]));
+    // per query word, the cheapest cost of its candidates in this document
+    const costs = cands.map((c) => Math.min(...occ.flatMap((o) => o.map(([k]) => c.get(k) ?? Infinity))));
+    if (costs.some((c) => c === Infinity)) return;
+    // positions per field and word, of the cheapest candidates only
+    const perField = occ.map((o) => cands.map((c, t) => o.filter(([k]) => c.get(k) === costs[t]).map(([, i, part]): [number, boolean] => [i, part])));
+    const typoCost = costs.reduce((a, b) => a + b, 0);
     let fieldsMatched = 0;
     let best: [number, number, number, number] = [-1, 0, 0, 0]; // count, prox, weight, exact
     FIELDS.forEach((f, fi) => {
@@ -66,8 +132,8 @@ function rank(docs: Doc[], words: string[], typos: number[], weights: number[], 
       if (held.length === 0) return;
       fieldsMatched++;
       const count = held.length;
-      const prox = count > 1 ? 255 - Math.min(255, minSpan(held) - (count - 1)) : 255;
-      const exact = prioritizeExact && count === words.length && typoCost === 0 && doc[f].length === words.length && words.every((w, i) => doc[f][i] === w) ? 1 : 0;
+      const prox = count > 1 ? 255 - Math.min(255, Math.max(0, minSpan(held) - (count - 1))) : 255;
+      const exact = prioritizeExact && count === T && typoCost === 0 && doc[f].length === T && qTokens.every((w, i) => token(doc[f][i]!) === w) ? 1 : 0;
       const cand: [number, number, number, number] = [count, prox, weights[fi]!, exact];
       for (let k = 0; k < 4; k++) {
         if (cand[k]! === best[k]!) continue;
@@ -76,7 +142,6 @@ function rank(docs: Doc[], words: string[], typos: number[], weights: number[], 
       }
     });
     const [, prox, weight, exact] = best;
-    const T = words.length;
     const bestFieldScore = (255 - typoCost) * 2 ** 36 + prox * 2 ** 28 + weight * 2 ** 20 + exact * 2 ** 19;
     const score = T * 2 ** 44 + bestFieldScore + fieldsMatched * 2 ** 13;
     out.push({
@@ -99,10 +164,15 @@ function rank(docs: Doc[], words: string[], typos: number[], weights: number[], 
 }
 
 describe('ranking against a reference ranker', () => {
-  it('orders hits and reports text_match_info exactly as tokens, typos, proximity, field weight and exactness say', async () => {
+  it('orders hits and reports text_match_info exactly as tokens, candidate costs, proximity, field weight and exactness say', async () => {
     const r = rng(11);
-    const vocab = vocabulary(r, 14);
-    const pick = () => vocab[Math.floor(r() * vocab.length)]!;
+    // and four words that extend others by two letters: a query for the shorter one also
+    // finds the longer as a completion, the same document often holding both
+    const base = vocabulary(r, 14);
+    const vocab = [...base, ...base.slice(0, 4).map((w) => w + String.fromCharCode(97 + Math.floor(r() * 26), 97 + Math.floor(r() * 26)))];
+    // and four pairs of words glued by a hyphen, found by their parts too
+    const glued = Array.from({ length: 4 }, (_, k): [string, string] => [base[k + 2]!, base[(k * 5 + 7) % base.length]!]);
+    const pick = (): Word => (r() < 0.15 ? glued[Math.floor(r() * glued.length)]! : vocab[Math.floor(r() * vocab.length)]!);
     const docs: Doc[] = Array.from({ length: 180 }, (_, i) => ({
       id: `d${i}`,
       title: Array.from({ length: 1 + Math.floor(r() * 3) }, pick),
@@ -114,37 +184,54 @@ describe('ranking against a reference ranker', () => {
     for (let i = 0; i < docs.length; i += 60) {
       await e.writeBatch(
         'docs',
-        docs.slice(i, i + 60).map((d) => ({ kind: 'write' as const, action: 'create' as const, doc: { id: d.id, title: d.title.join(' '), body: d.body.join(' ') } })),
+        docs.slice(i, i + 60).map((d) => ({ kind: 'write' as const, action: 'create' as const, doc: { id: d.id, title: d.title.map(text).join(' '), body: d.body.map(text).join(' ') } })),
       );
     }
+    // the dictionaries: every document word (a glued one as one word), and the parts
+    const dict = [...new Set(docs.flatMap((d) => [...d.title, ...d.body].map(token)))];
+    const partDict = [...new Set(glued.flat())];
 
     let checked = 0;
-    for (let i = 0; i < 120; i++) {
-      // words of one document, so that something matches and no word is dropped
+    let completions = 0;
+    let parts = 0;
+    for (let i = 0; i < 200; i++) {
+      // words of one document (a glued one whole, or one of its parts), so that something matches and no word is dropped
       const from = docs[Math.floor(r() * docs.length)]!;
-      const all = [...new Set([...from.title, ...from.body])];
+      const all = [...new Set([...from.title, ...from.body].map((w) => (typeof w === 'string' ? w : r() < 0.4 ? text(w) : w[Math.floor(r() * 2)]!)))];
       const T = Math.min(all.length, 1 + Math.floor(r() * 3));
       const words = all.sort(() => r() - 0.5).slice(0, T);
-      const typos = words.map(() => (r() < 0.3 ? 1 : 0));
-      const q = words.map((w, t) => (typos[t] ? w.slice(0, 2) + (w[2] === 'q' ? 'z' : 'q') + w.slice(3) : w)).join(' ');
+      const prefix = r() < 0.5;
+      const qs = words.map((w, t) => {
+        const u = r();
+        // the last word cut short (a completion) or with a typo (one whole word, and maybe completions of others)
+        if (prefix && t === T - 1 && u < 0.4) return w.slice(0, 2 + Math.floor(r() * 4));
+        return u < 0.7 ? w : w.slice(0, 2) + (w[2] === 'q' ? 'z' : 'q') + w.slice(3);
+      });
+      const qTokens = qs.map((q) => q.replace('-', ''));
+      const cands = qTokens.map((q, t) => candidates(dict, partDict, q, prefix && t === T - 1));
+      if ([...cands.at(-1)!.entries()].some(([k, c]) => k.startsWith('w:') && c % 2 === 1)) completions++;
+      if (cands.some((c) => [...c.keys()].some((k) => k.startsWith('p:')))) parts++;
       const weights = r() < 0.5 ? [100, 99] : [Math.floor(r() * 5), Math.floor(r() * 5)];
       const prioritizeExact = r() < 0.8;
       const res = e.searchSync('docs', {
-        q,
+        q: qs.join(' '),
         query_by: 'title,body',
         query_by_weights: weights.join(','),
-        prefix: 'false',
+        prefix: String(prefix),
         num_typos: '1',
+        max_candidates: '100',
         prioritize_exact_match: String(prioritizeExact),
         per_page: '250',
       });
-      const want = rank(docs, words, typos, weights, prioritizeExact);
-      expect(res.found, q).toBe(want.length);
+      const want = rank(docs, cands, weights, prioritizeExact, qTokens);
+      expect(res.found, qs.join(' ')).toBe(want.length);
       const got = res.hits!.map((h) => ({ id: h.document.id, score: h.text_match, info: h.text_match_info }));
-      expect(got, q).toEqual(want.map((w) => ({ id: w.id, score: w.score, info: w.info })));
+      expect(got, qs.join(' ')).toEqual(want.map((w) => ({ id: w.id, score: w.score, info: w.info })));
       checked += want.length;
     }
     expect(checked).toBeGreaterThan(500);
+    expect(completions).toBeGreaterThan(15);
+    expect(parts).toBeGreaterThan(30);
     await e.close();
   });
 });

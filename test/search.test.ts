@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { BOOKS_SCHEMA, cli, dataDirPath, openEngine, rng } from './helpers.js';
 import type { Engine } from '../src/engine.js';
 import { enumerateTerms } from '../src/termdict/walk.js';
-import { editDistance } from './edit-distance.js';
+import { editDistance, prefixDistance } from './edit-distance.js';
+import { withinEdits } from '../src/termdict/distance.js';
 import { StringTable } from '../src/termdict/table.js';
 import { selectCandidates, selectCandidatesShared } from '../src/search/candidates.js';
 import { getSchema } from '../src/collection/catalog.js';
@@ -56,6 +57,140 @@ describe('ranking', () => {
       { id: 'near', title: 'the quick fox jumps' },
     ]);
     expect(ids(await e.search('c', { q: 'quick fox', query_by: 'title' }))).toEqual(['near', 'far']);
+    await e.close();
+  });
+
+  it('a whole word ranks above a completion of it with as many typos', async () => {
+    // `evince-common` is one word, `evincecommon`: `evcince` finds it as a completion of `evince`
+    const e = await coll([
+      { id: 'whole', title: 'evince' },
+      { id: 'completion', title: 'evince-common' },
+    ]);
+    const r = await e.search('c', { q: 'evcince', query_by: 'title' });
+    expect(ids(r)).toEqual(['whole', 'completion']);
+    expect(r.hits!.map((h) => h.text_match_info!.typo_prefix_score)).toEqual([2, 3]);
+    // no typo: the word itself is exact, its completion neither exact nor free
+    const exact = await e.search('c', { q: 'evince', query_by: 'title' });
+    expect(ids(exact)).toEqual(['whole', 'completion']);
+    expect(exact.hits!.map((h) => h.text_match_info!.typo_prefix_score)).toEqual([0, 1]);
+    await e.close();
+  });
+
+  it('credits a document with the fields of its cheapest candidates only', async () => {
+    // for `evcince`, `evince` (one typo) is cheaper than the completion `evincecommon`: the
+    // completion does not lend the title to `lent`, which holds `evince` in its body only
+    const e = await coll([
+      { id: 'in-title', title: 'evince', body: 'a document viewer' },
+      { id: 'lent', title: 'evince-common', body: 'files for evince' },
+    ]);
+    const r = await e.search('c', { q: 'evcince', query_by: 'title,body' });
+    expect(ids(r)).toEqual(['in-title', 'lent']);
+    expect(r.hits![1]!.text_match_info).toMatchObject({ fields_matched: 1, best_field_weight: 99, typo_prefix_score: 2 });
+    await e.close();
+  });
+
+  it('finds a hyphenated or slashed word by each of its parts, below the whole word', async () => {
+    const e = await coll([
+      { id: 'hyphen', title: 'a unit-aware calculator' },
+      { id: 'slash', title: 'CD ripper/encoder/tagger' },
+      { id: 'whole', title: 'aware of units' },
+    ]);
+    expect(ids(await e.search('c', { q: 'aware', query_by: 'title' }))).toEqual(['whole', 'hyphen']);
+    expect(ids(await e.search('c', { q: 'unit', query_by: 'title', prefix: 'false' }))).toEqual(['hyphen']);
+    expect(ids(await e.search('c', { q: 'encoder', query_by: 'title' }))).toEqual(['slash']);
+    expect(ids(await e.search('c', { q: 'tagger ripper', query_by: 'title' }))).toEqual(['slash']);
+    // with typos, and as a prefix
+    expect(ids(await e.search('c', { q: 'encodr', query_by: 'title' }))).toEqual(['slash']);
+    expect(ids(await e.search('c', { q: 'calculator awa', query_by: 'title' }))).toEqual(['hyphen']);
+    // a part costs one more than the word: a match of the word's parts is never exact
+    const r = await e.search('c', { q: 'aware', query_by: 'title' });
+    expect(r.hits!.map((h) => h.text_match_info!.typo_prefix_score)).toEqual([0, 1]);
+    await e.close();
+  });
+
+  it('ranks the joined form of a hyphenated word as the exact match, and its parts next to each other', async () => {
+    const e = await coll([
+      { id: 'glued', title: 'unit-aware' },
+      { id: 'apart', title: 'unit tests aware' },
+      { id: 'joined', title: 'unitaware' },
+    ]);
+    // `unit-aware` and `unitaware` are one word, `unitaware`: both exact
+    const joined = await e.search('c', { q: 'unit-aware', query_by: 'title' });
+    expect(ids(joined)).toEqual(['joined', 'glued']);
+    expect(joined.hits!.every((h) => (BigInt(h.text_match_info!.best_field_score as string) >> 19n) % 2n === 1n)).toBe(true);
+    // its parts are found as adjacent words (a window of one word)
+    const parts = await e.search('c', { q: 'unit aware', query_by: 'title' });
+    expect(ids(parts)).toEqual(['apart', 'glued']);
+    const prox = (h: { text_match_info?: Record<string, unknown> }) => Number((BigInt(h.text_match_info!.best_field_score as string) >> 28n) % 256n);
+    expect(parts.hits!.map(prox)).toEqual([254, 255]);
+    await e.close();
+  });
+
+  it('matches whole words only with split_join_tokens=off', async () => {
+    const e = await coll([{ id: 'hyphen', title: 'a unit-aware calculator' }]);
+    expect((await e.search('c', { q: 'aware', query_by: 'title' })).found).toBe(1);
+    expect((await e.search('c', { q: 'aware', query_by: 'title', split_join_tokens: 'off' })).found).toBe(0);
+    expect((await e.search('c', { q: 'unitaware', query_by: 'title', split_join_tokens: 'off' })).found).toBe(1);
+    await expect(e.search('c', { q: 'aware', query_by: 'title', split_join_tokens: 'sometimes' })).rejects.toThrow(/split_join_tokens.*one of `fallback`, `always`, `off`/);
+    await e.close();
+  });
+
+  it('joins or splits the query\'s words when nothing matches them as typed (split_join_tokens)', async () => {
+    const e = await coll([
+      { id: 'joined', title: 'basketball shoes' },
+      { id: 'apart', title: 'a basket ball' },
+      { id: 'other', title: 'red shoes' },
+    ]);
+    const search = (text: string, split_join_tokens?: string) =>
+      e.search('c', { q: text, query_by: 'title', prefix: 'false', drop_tokens_threshold: 0, ...(split_join_tokens ? { split_join_tokens } : {}) });
+    const q = async (text: string, split_join_tokens?: string) => ids(await search(text, split_join_tokens));
+    // fallback (the default): only when the words as typed find nothing
+    expect(await q('basket ball')).toEqual(['apart']);
+    expect(await q('basketball')).toEqual(['joined']);
+    expect(await q('bask etball')).toEqual(['joined']);
+    expect(await q('basket ball shoes')).toEqual(['joined']);
+    expect(await q('redshoes')).toEqual(['other']);
+    expect(await q('shoes redshoes')).toEqual(['other']);
+    // a match of the joined or split words stands for every word as typed, at the cost of a typo
+    expect((await search('bask etball')).hits![0]!.text_match_info).toMatchObject({ tokens_matched: 2, typo_prefix_score: 2, num_tokens_dropped: 0 });
+    // always: the joined or split words too, ranked below the words as typed
+    expect(await q('basket ball', 'always')).toEqual(['apart', 'joined']);
+    expect(await q('basketball', 'always')).toEqual(['joined', 'apart']);
+    // off: never
+    expect(await q('redshoes', 'off')).toEqual([]);
+    await e.close();
+  });
+
+  it('keeps the parts of glued words through segment merges and in every field type', async () => {
+    const e = openEngine(dataDirPath(), { merges: 'off' });
+    await e.createCollection({ name: 'c', fields: [{ name: 'title', type: 'string' }, { name: 'tags', type: 'string[]' }] });
+    for (let b = 0; b < 4; b++) {
+      await e.writeBatch('c', [
+        { kind: 'write', action: 'create', doc: { id: `t${b}`, title: `item ${b} of a well-known set`, tags: ['plain', `x-ray${b}`] } },
+        { kind: 'write', action: 'create', doc: { id: `n${b}`, title: `item ${b}`, tags: ['known'] } },
+      ]);
+    }
+    await e.deleteDocument('c', 't1');
+    const before = (await e.search('c', { q: 'known', query_by: 'title,tags', per_page: 20 })).hits!.map((h) => h.document.id).sort();
+    expect(await e.optimize('c')).toBeGreaterThan(0);
+    const after = (await e.search('c', { q: 'known', query_by: 'title,tags', per_page: 20 })).hits!.map((h) => h.document.id).sort();
+    expect(after).toEqual(before);
+    expect(after).toEqual(['n0', 'n1', 'n2', 'n3', 't0', 't2', 't3']);
+    expect(ids(await e.search('c', { q: 'ray2', query_by: 'tags' }))).toEqual(['t2']);
+    await e.close();
+  });
+
+  it('ranks two query words on one document word below the same words adjacent, without touching the typo count', async () => {
+    // `p` completes to `python` itself in `one-word`: one word of the document cannot stand for both
+    const e = await coll([
+      { id: 'adjacent', title: 'python pandas' },
+      { id: 'one-word', title: 'python' },
+    ]);
+    const r = await e.search('c', { q: 'python p', query_by: 'title' });
+    expect(ids(r)).toEqual(['adjacent', 'one-word']);
+    const [adjacent, oneWord] = r.hits!.map((h) => h.text_match_info as Record<string, unknown>);
+    expect(oneWord!.typo_prefix_score).toBe(adjacent!.typo_prefix_score);
+    expect(oneWord!.tokens_matched).toBe(2);
     await e.close();
   });
 
@@ -283,6 +418,30 @@ describe('typo tolerance', () => {
     }
   });
 
+  it('tells whether two words are within k edits as the plain edit distance does', () => {
+    const r = rng(29);
+    const word = () => Array.from({ length: Math.floor(r() * 9) }, () => 'abcd'[Math.floor(r() * 4)]).join('');
+    for (let i = 0; i < 4000; i++) {
+      const a = word();
+      const b = i % 2 ? word() : a.slice(0, 2) + a.slice(3) + 'ab'.slice(0, Math.floor(r() * 3));
+      const d = editDistance(a, b);
+      for (const k of [0, 1, 2, 3]) expect(withinEdits(a, b, k), `${a} ${b} ${k}`).toBe(d <= k);
+    }
+  });
+
+  it('keeps a whole word with a typo among the candidates before more frequent completions', async () => {
+    // `libxmx` is one edit from `libxmi` (a whole word) and from the prefix of `libxml2`, `libxmlb`, ...
+    const docs = [{ id: 'want', title: 'libxmi' }];
+    for (const w of ['libxml2', 'libxmlb', 'libxmlsec', 'libxmlrpc', 'libxmlada'])
+      for (let i = 0; i < 3; i++) docs.push({ id: `${w}-${i}`, title: w });
+    const e = await coll(docs);
+    const r = await e.search('c', { q: 'libxmx', query_by: 'title' });
+    expect(ids(r)[0]).toBe('want');
+    expect(r.hits![0]!.text_match_info).toMatchObject({ typo_prefix_score: 2 });
+    expect(r.hits![1]!.text_match_info).toMatchObject({ typo_prefix_score: 3 });
+    await e.close();
+  });
+
   it('keeps each query_by field to its own num_typos and prefix when fields share a typo walk', async () => {
     const e = await coll([
       { id: 'a', title: 'orchestration', body: 'nothing here' },
@@ -365,7 +524,7 @@ describe('typo tolerance', () => {
     await e.close();
   });
 
-  it('chooses, in one segment, the lowest-cost and most frequent candidates of all the terms that match', async () => {
+  it('chooses, in one segment, the lowest-cost and most frequent candidates of all the terms that match (a whole word before a completion)', async () => {
     // a small alphabet: short prefixes with typos match hundreds of terms in many ranges
     const letters = 'abcd';
     const { r, word } = wordMaker(31, letters, 6);
@@ -402,8 +561,14 @@ describe('typo tolerance', () => {
         // (the fields' union is built after a few calls: later ones walk it)
         const got = selectCandidatesShared(segs, fields, q, max, prefix, limit);
         dfs.forEach((df, f) => {
-          const distance = prefix ? prefixDistance : editDistance;
-          const all = [...df].map(([term, n]) => ({ term, n, cost: distance(q, term) })).filter((c) => c.cost <= max);
+          // 2 per typo, and 1 more for a completion: a term whose closest prefix is nearer than the whole term
+          const cost = (term: string) => {
+            const whole = editDistance(q, term);
+            if (!prefix) return whole <= max ? 2 * whole : Infinity;
+            const p = prefixDistance(q, term);
+            return p > max ? Infinity : 2 * p + (whole > p ? 1 : 0);
+          };
+          const all = [...df].map(([term, n]) => ({ term, n, cost: cost(term) })).filter((c) => c.cost < Infinity);
           if (all.length > 100) wide++;
           all.sort((a, b) => a.cost - b.cost || (a.term === q ? -1 : b.term === q ? 1 : 0) || b.n - a.n || (a.term < b.term ? -1 : 1));
           const want = all.slice(0, limit).map(({ term, cost }) => ({ term, cost }));
@@ -419,15 +584,7 @@ describe('typo tolerance', () => {
   });
 
   /** The distance between q and w's closest prefix: editDistance's table, the smallest cell of its last column. */
-  function prefixDistance(q: string, w: string): number {
-    let best = Infinity;
-    for (let k = 0; k <= w.length; k++) {
-      // (a prefix longer than q by more than the best found so far cannot do better)
-      if (k - q.length >= best) break;
-      best = Math.min(best, editDistance(q, w.slice(0, k)));
-    }
-    return best;
-  }
+
 });
 
 describe('sorting, facets, grouping and paging', () => {
@@ -529,6 +686,13 @@ describe('highlights', () => {
     expect(h.highlights.map((x) => x.field)).toEqual(['title', 'body']);
     const t = await e.search('c', { q: 'zebr', query_by: 'title', highlight_start_tag: '[', highlight_end_tag: ']', highlight_affix_num_tokens: 1 });
     expect((t.hits![0]!.highlight.title as { snippet: string }).snippet).toBe('The [Zebra] crossing');
+    await e.close();
+  });
+
+  it('highlights a glued word when one of its parts matched', async () => {
+    const e = await coll([{ id: '1', title: 'a unit-aware calculator and a unit converter' }]);
+    const r = await e.search('c', { q: 'aware calculator', query_by: 'title' });
+    expect(r.hits![0]!.highlights![0]).toMatchObject({ field: 'title', snippet: 'a <mark>unit-aware</mark> <mark>calculator</mark> and a unit converter' });
     await e.close();
   });
 

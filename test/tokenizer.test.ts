@@ -51,18 +51,72 @@ describe('tokenizer', () => {
     );
   });
 
-  it('marks the same tokens as spans does, and exactly those that are terms', () => {
-    const alphabet = fc.constantFrom(...'aabbZ9 -.,!é東ß\t\nÅ+#_'.split(''));
+  it('marks the same tokens as spans does, and exactly those that are terms or glued from a part that is', () => {
+    const alphabet = fc.constantFrom(...'aabbZ9 -.,!é東ß\t\nÅ+#_\''.split(''));
     const text = fc.array(alphabet, { maxLength: 60 }).map((a) => a.join(''));
     const opts = [new Tokenizer(), new Tokenizer({ separators: ['-'], symbols: ['+'] }), new Tokenizer({ stem: true })];
     const marks = new TokenMarks();
+    const word = fc.oneof(fc.constantFrom('a', 'ab', 'ba', 'b', 'bb', 'z9', 'é', 'ss', 'a+'), fc.string({ maxLength: 3 }));
     fc.assert(
-      fc.property(text, fc.array(fc.oneof(fc.constantFrom('a', 'ab', 'ba', 'b', 'bb', 'z9', 'é', 'ss', 'a+'), fc.string({ maxLength: 3 }))), (s, terms) => {
-        const lookup = termLookup(new Set(terms));
+      fc.property(text, fc.array(word), fc.array(word, { maxLength: 3 }), (s, terms, parts) => {
+        const lookup = termLookup(new Set(terms), new Set(parts));
         for (const tok of opts) {
           tok.markTerms(s, lookup, marks);
           const got = Array.from({ length: marks.count }, (_, i) => [marks.starts[i], marks.ends[i], marks.hit[i] === 1]);
-          expect(got).toEqual(tok.spans(s).map((x) => [x.start, x.end, lookup.set.has(x.token)]));
+          const glued = new Map<number, string[]>();
+          tok.partsOf(s, (i, p) => glued.set(i, p));
+          expect(got).toEqual(tok.spans(s).map((x, i) => [x.start, x.end, lookup.set.has(x.token) || (glued.get(i) ?? []).some((p) => lookup.parts?.has(p))]));
+        }
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('gives the parts of words glued by punctuation', () => {
+    const parts = (tok: Tokenizer, s: string) => {
+      const out: Array<[number, string[]]> = [];
+      tok.partsOf(s, (i, p) => out.push([i, p]));
+      return out;
+    };
+    expect(t.tokens('a unit-aware CD ripper/encoder/tagger')).toEqual(['a', 'unitaware', 'cd', 'ripperencodertagger']);
+    expect(parts(t, 'a unit-aware CD ripper/encoder/tagger')).toEqual([
+      [1, ['unit', 'aware']],
+      [3, ['ripper', 'encoder', 'tagger']],
+    ]);
+    expect(parts(t, "Debian's -x- C++ a--b")).toEqual([
+      [0, ['debian', 's']],
+      [3, ['a', 'b']],
+    ]);
+    expect(parts(t, 'Crème-Brûlée l’eau')).toEqual([
+      [0, ['creme', 'brulee']],
+      [1, ['l', 'eau']],
+    ]);
+    expect(parts(new Tokenizer({ stem: true }), 'running-shoes')).toEqual([[0, ['run', 'shoe']]]);
+    // a separator splits words; a symbol to index is kept inside a piece
+    expect(parts(new Tokenizer({ separators: ['-'], symbols: ['+'] }), 'unit-aware c++/java')).toEqual([[2, ['c++', 'java']]]);
+  });
+
+  it('finds the same parts on the fast path as in the raw words of the offset path', () => {
+    const alphabet = fc.constantFrom(...'aZ9 -./é東ß\t\nÅ+#_\''.split(''));
+    const opts = [new Tokenizer(), new Tokenizer({ separators: ['-'], symbols: ['+'] }), new Tokenizer({ stem: true })];
+    fc.assert(
+      fc.property(fc.array(alphabet, { maxLength: 40 }).map((a) => a.join('')), (s) => {
+        for (const tok of opts) {
+          const got: Array<[number, string[]]> = [];
+          tok.partsOf(s, (i, p) => got.push([i, p]));
+          // the pieces of each token's raw word, split where a character is dropped
+          const want: Array<[number, string[]]> = [];
+          tok.spans(s).forEach((sp, i) => {
+            const raw = s.slice(sp.start, sp.end);
+            if (/[東]/.test(raw)) return;
+            const pieces = [...raw].reduce<string[]>((acc, ch) => {
+              if (tok.normalizeWord(ch) !== '') acc[acc.length - 1] += ch;
+              else if (acc[acc.length - 1] !== '') acc.push('');
+              return acc;
+            }, ['']).map((p) => tok.normalizeWord(p)).filter((p) => p !== '');
+            if (pieces.length >= 2) want.push([i, pieces]);
+          });
+          expect(got, `${JSON.stringify(s)}`).toEqual(want);
         }
       }),
       { numRuns: 1000 },

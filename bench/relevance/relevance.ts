@@ -170,7 +170,7 @@ if (only) {
   const docs = debianDocs();
   const r = await engines[only]!(docs, querySets(docs));
   process.stdout.write(JSON.stringify(r) + '\n');
-} else if (process.argv[1]?.includes('relevance')) {
+} else if (path.basename(process.argv[1] ?? '').startsWith('relevance')) {
   const { spawnSync } = await import('node:child_process');
   const results: Outcome[] = [];
   for (const name of Object.keys(engines)) {

@@ -16,6 +16,8 @@
  *   text     TERMS (StringTable) POST_OFFSETS u32[T+1] POS_OFFSETS u32[T] DOC_FREQ u32[T] POSTINGS u8[]
  *            LENGTHS (tokens per document, or per array element)
  *            VALUES (raw strings; only for facet / sort fields)
+ *   parts    a text field's glued words' parts (PARTS_COLUMN_BASE): a text blob without
+ *            VALUES, LENGTHS holding the number of parts per document
  *   number   NUM (f64 per document, NaN when absent; ragged for arrays)
  *   geo      the documents' points and a k-d tree over them (src/geo/column.ts; format 3)
  *
@@ -72,6 +74,19 @@ export const TAG = {
 } as const;
 
 export const ELEMENT_SHIFT = 65536;
+
+/**
+ * The parts of a text field's glued words (tokenizer rule 6: `unit-aware` has the token
+ * `unitaware` and the parts `unit`, `aware`) are a text index of their own in the segment,
+ * under the column id PARTS_COLUMN_BASE + the field's id: a term dictionary and postings
+ * like the field's, each part at the position of the word it is part of, so a part is
+ * found by its own typo walk and never taken for a whole word (search/candidates.ts).
+ */
+export const PARTS_COLUMN_BASE = 2_000_000;
+
+export function partsColumnId(fieldId: number): number {
+  return PARTS_COLUMN_BASE + fieldId;
+}
 const MAX_POS_IN_ELEMENT = 65535;
 const MAX_ELEMENTS = 65535;
 
@@ -111,6 +126,8 @@ class TextAcc {
   values: (string | string[] | undefined)[] = [];
   /** This segment's terms and their ids. */
   readonly interner = new TermInterner();
+  /** The parts of the field's glued words (PARTS_COLUMN_BASE), once one is met. */
+  parts: TextAcc | null = null;
   constructor(
     readonly field: Field,
     readonly keepValues: boolean,
@@ -240,6 +257,12 @@ export class SegmentBuilder {
       padText(acc, n);
       blobs.set(acc.field.id, encodeText(acc, n));
       metas.push({ id: acc.field.id, kind: 'text', isArray: isArrayText(acc.field), values: acc.keepValues });
+      const parts = acc.parts;
+      if (parts) {
+        padText(parts, n);
+        blobs.set(parts.field.id, encodeText(parts, n));
+        metas.push({ id: parts.field.id, kind: 'text', isArray: isArrayText(acc.field), values: false });
+      }
     }
     for (const acc of nums.values()) {
       padNum(acc, n);
@@ -259,12 +282,15 @@ export class SegmentBuilder {
   private addText(acc: TextAcc, ord: number, v: IndexValue, tok: Tokenizer, tokens: string[]) {
     // documents skipped for this field get empty lengths
     padText(acc, ord);
+    let parts = 0;
     if (isArrayText(acc.field) || Array.isArray(v)) {
       const arr = (Array.isArray(v) ? v : [v]) as unknown[];
       const elements = Math.min(arr.length, MAX_ELEMENTS);
       for (let e = 0; e < elements; e++) {
-        const count = this.addTokens(acc, String(arr[e]), ord, e * ELEMENT_SHIFT, MAX_POS_IN_ELEMENT + 1, tok, tokens);
+        const text = String(arr[e]);
+        const count = this.addTokens(acc, text, ord, e * ELEMENT_SHIFT, MAX_POS_IN_ELEMENT + 1, tok, tokens);
         acc.lengths.push(count);
+        parts += this.addParts(acc, text, ord, e * ELEMENT_SHIFT, MAX_POS_IN_ELEMENT + 1, tok);
       }
       acc.lenOffsets.push(acc.lengths.length);
       if (acc.keepValues) acc.values.push(arr.map(String));
@@ -273,7 +299,26 @@ export class SegmentBuilder {
       acc.lengths.push(this.addTokens(acc, text, ord, 0, Infinity, tok, tokens));
       acc.lenOffsets.push(acc.lengths.length);
       if (acc.keepValues) acc.values.push(text);
+      parts = this.addParts(acc, text, ord, 0, Infinity, tok);
     }
+    if (parts > 0) {
+      const p = acc.parts!;
+      padText(p, ord);
+      p.lengths.push(parts);
+      p.lenOffsets.push(p.lengths.length);
+    }
+  }
+
+  /** Adds the parts of one string's glued words (the first `max` tokens') at their words' positions; returns how many. */
+  private addParts(acc: TextAcc, text: string, ord: number, base: number, max: number, tok: Tokenizer): number {
+    let added = 0;
+    tok.partsOf(text, (i, parts) => {
+      if (i >= max) return;
+      const p = (acc.parts ??= new TextAcc({ ...acc.field, id: partsColumnId(acc.field.id) }, false, tok));
+      for (const part of parts) p.add(p.interner.idOf(part), ord, base + i);
+      added += parts.length;
+    });
+    return added;
   }
 
   /** Adds the first `max` tokens of one string at positions base, base + 1, ...; returns its token count. */
@@ -642,6 +687,19 @@ export class PostingCursor {
     for (let i = 0; i < this.tf; i++) {
       p += r.varint();
       out[at++] = p;
+    }
+    this.posRead = true;
+    return at;
+  }
+
+  /** positionsInto, each position p written as 2p + tag (search/match.ts DocPositions). */
+  positionsTagged(out: Int32Array, at: number, tag: number): number {
+    this.seekPositions();
+    const r = this.pr;
+    let p = 0;
+    for (let i = 0; i < this.tf; i++) {
+      p += r.varint();
+      out[at++] = 2 * p + tag;
     }
     this.posRead = true;
     return at;

@@ -24,6 +24,7 @@ import { applyBatch, type BatchContext, type WriteHooks } from '../collection/wr
 import { getPath, type IndexValue } from '../document/document.js';
 import { loadDocument } from '../document/stored.js';
 import { readState } from '../index/manifest.js';
+import { PARTS_COLUMN_BASE } from '../index/segment.js';
 import type { CollectionRecord } from '../schema/schema.js';
 
 /** Column ids of reference columns: REF_COLUMN_BASE + the reference field's id. */
@@ -33,8 +34,9 @@ export function refColumnId(field: Pick<Field, 'id'>): number {
   return REF_COLUMN_BASE + field.id;
 }
 
-/** Is this column id still wanted by the schema (real fields and their reference columns)? */
+/** Is this column id still wanted by the schema (real fields, their parts and reference columns)? */
 export function isLiveColumn(schema: Schema, columnId: number): boolean {
+  if (columnId >= PARTS_COLUMN_BASE) return schema.byId.has(columnId - PARTS_COLUMN_BASE);
   if (columnId >= REF_COLUMN_BASE) {
     const f = schema.byId.get(columnId - REF_COLUMN_BASE);
     return !!f && !!f.reference;

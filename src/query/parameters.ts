@@ -19,7 +19,9 @@ export type ParameterKind =
   /** true / false (also 1 / 0) */
   | 'bool'
   /** one value, or one per query_by field */
-  | 'per-field';
+  | 'per-field'
+  /** one of `choices` */
+  | 'choice';
 
 export interface SearchParameter {
   name: string;
@@ -28,6 +30,8 @@ export interface SearchParameter {
   default?: string | number | boolean;
   min?: number;
   max?: number;
+  /** The values a 'choice' takes. */
+  choices?: readonly string[];
   /** One line: what it does. */
   doc: string;
   /** A `--kebab-case` flag of `fathom search` (q is `-q`; the rest go through --param). */
@@ -48,6 +52,14 @@ export const SEARCH_PARAMETERS: readonly SearchParameter[] = [
   { name: 'drop_tokens_threshold', kind: 'int', default: D.drop_tokens_threshold, min: 0, max: 1e9, doc: 'drop words right to left while fewer documents match', flag: true },
   { name: 'prioritize_exact_match', kind: 'bool', default: D.prioritize_exact_match, doc: 'rank a field that is exactly the query first among equals', flag: true },
   { name: 'max_candidates', kind: 'int', default: D.max_candidates, min: 1, max: 10000, doc: 'terms considered per word for prefix and typo expansion', flag: true },
+  {
+    name: 'split_join_tokens',
+    kind: 'choice',
+    default: D.split_join_tokens,
+    choices: ['fallback', 'always', 'off'],
+    doc: 'words glued by punctuation (`unit-aware`) are found by their parts; when the query finds nothing (`always`: always), its words joined or split in two are searched too; `off`: neither',
+    flag: true,
+  },
   { name: 'exhaustive_search', kind: 'bool', default: false, doc: 'try every typo level whatever was found, with up to 10000 candidate terms per word (typo_tokens_threshold and max_candidates at their maximum)' },
   { name: 'text_match_type', kind: 'text', default: 'max_score', doc: 'max_score: a document scores by its best field (max_weight and sum_score are refused with 400)' },
   { name: 'prioritize_token_position', kind: 'bool', default: false, doc: 'false only: true is refused with 400 (the score does not weigh word positions)' },
@@ -109,6 +121,7 @@ export function searchFlags(): Array<[string, string]> {
 function describe(p: SearchParameter): string {
   const extra: string[] = [];
   if (p.min !== undefined && p.max !== undefined && p.max < 1e6) extra.push(`${p.min}-${p.max}`);
+  if (p.choices) extra.push(p.choices.join(' | '));
   if (p.default !== undefined && p.default !== '') extra.push(`default ${p.default}`);
   return extra.length > 0 ? `${p.doc} (${extra.join(', ')})` : p.doc;
 }
@@ -117,7 +130,7 @@ function describe(p: SearchParameter): string {
 export function parameterMarkdown(): string {
   const cell = (s: string) => s.replace(/\|/g, '\\|');
   const rows = SEARCH_PARAMETERS.map((p) => {
-    const range = p.min !== undefined && p.max !== undefined ? `${p.min}..${p.max >= 1e6 ? '' : p.max}` : '';
+    const range = p.choices ? p.choices.map((c) => `\`${c}\``).join(', ') : p.min !== undefined && p.max !== undefined ? `${p.min}..${p.max >= 1e6 ? '' : p.max}` : '';
     const dflt = p.default === undefined ? '' : `\`${String(p.default)}\``;
     return `| \`${p.name}\` | ${cell(dflt)} | ${range} | ${cell(p.doc)} |`;
   });

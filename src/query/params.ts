@@ -23,6 +23,7 @@ export interface SearchParams {
   drop_tokens_threshold: number;
   prioritize_exact_match: boolean;
   max_candidates: number;
+  split_join_tokens: 'fallback' | 'always' | 'off';
   filter_by?: string;
   sort_by?: string;
   facet_by: string[];
@@ -94,6 +95,16 @@ function int(raw: RawParams, k: string, dflt: number, min: number, max: number):
 function intParam(raw: RawParams, k: string): number {
   const p = parameter(k);
   return int(raw, k, p.default as number, p.min!, p.max!);
+}
+
+/** One of a 'choice' parameter's values, or its default. */
+function choiceParam<T extends string>(raw: RawParams, k: string): T {
+  const p = parameter(k);
+  const v = str(raw, k);
+  if (v === undefined || v.trim() === '') return p.default as T;
+  const c = v.trim();
+  if (!p.choices!.includes(c)) bad(`parameter \`${k}\` must be one of ${p.choices!.map((x) => `\`${x}\``).join(', ')}, got ${JSON.stringify(v)}`);
+  return c as T;
 }
 
 /** A true/false parameter, with the default of its declaration. */
@@ -192,6 +203,7 @@ export function parseSearchParams(raw: RawParams): SearchParams {
     drop_tokens_threshold: intParam(raw, 'drop_tokens_threshold'),
     prioritize_exact_match: boolParam(raw, 'prioritize_exact_match'),
     max_candidates: exhaustive ? parameter('max_candidates').max! : intParam(raw, 'max_candidates'),
+    split_join_tokens: choiceParam(raw, 'split_join_tokens'),
     exhaustive_search: exhaustive,
     text_match_type: 'max_score',
     prioritize_token_position: false,

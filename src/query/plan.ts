@@ -398,8 +398,28 @@ export function wordsOf(
   const max = SEARCH_DEFAULTS.max_query_tokens;
   const tokens = all.slice(0, max);
   const kept = phrases.filter((ph) => ph.every((i) => i < max));
+  return tokenWords(schema, params, fields, tokens, kept, excluded, exact);
+}
+
+/**
+ * The query words of a search for other tokens than its `q` (the query's words joined or
+ * split by split_join_tokens, search/keyword.ts), with the search's typo and prefix rules.
+ */
+export function queryWordsFor(plan: SearchPlan, tokens: string[]): QueryWords {
+  return tokenWords(plan.schema, plan.params, plan.fields, tokens.slice(0, SEARCH_DEFAULTS.max_query_tokens), [], plan.words.excluded);
+}
+
+function tokenWords(
+  schema: Schema,
+  params: SearchParams,
+  fields: FieldSpec[],
+  tokens: string[],
+  kept: number[][],
+  excluded: string[][],
+  exact?: ReadonlySet<number>,
+): QueryWords {
   const inPhrase = new Set(kept.flat());
-  if (exact) for (const i of exact) if (i < max) inPhrase.add(i);
+  if (exact) for (const i of exact) if (i < tokens.length) inPhrase.add(i);
   const T = tokens.length;
   const fieldToks = fields.map((f) => fieldTokenizer(schema, f.field));
   const forField = tokens.map((t) =>

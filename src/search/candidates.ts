@@ -9,15 +9,40 @@
  */
 import type { Field } from '../schema/schema.js';
 import type { LiveSegment } from '../index/manifest.js';
-import type { TextIndex } from '../index/segment.js';
+import { partsColumnId, type TextIndex } from '../index/segment.js';
 import { enumerateTerms } from '../termdict/walk.js';
+import { termWithinEdits } from '../termdict/distance.js';
 import type { StringTable } from '../termdict/table.js';
 import { grown } from '../arrays.js';
 import type { SearchPlan } from '../query/plan.js';
 
 export interface Candidate {
   term: string;
+  /** What the term costs as a stand-in for the query word (candidateCost): 2 per typo, 1 more for a completion, 1 more for a part. */
   cost: number;
+  /** A part of glued words (index/segment.ts PARTS_COLUMN_BASE), looked up in the field's parts. */
+  part?: true;
+}
+
+/**
+ * What matching a part of a glued word costs above matching a word (`aware` in
+ * `unit-aware`): like a completion, it matches only a piece of the document's word, so it
+ * is never an exact match and ranks below the whole word with as many typos.
+ */
+export const PART_COST = 1;
+
+/**
+ * What a term costs as a stand-in for a query word, as the reference engine counts it: two
+ * per typo, and one more when the term is a completion (found by prefix and longer than the
+ * word plus its typos), so that a whole word ranks above a completion of it with as many
+ * typos (`evince` above `evincecommon` for `evcince`), and a completion is never an exact
+ * match. `typos` is the walk's edit distance (of the term, or with prefix of its closest
+ * prefix). (The reference engine stops at this length test; TopTerms.offer also checks
+ * the terms it lets pass, so that a term of which only a prefix is close, `gnupg2` for
+ * `cgnupg`, is a completion too.)
+ */
+export function candidateCost(typos: number, termLength: number, wordLength: number, prefix: boolean): number {
+  return 2 * typos + (prefix && termLength > wordLength + typos ? 1 : 0);
 }
 
 /** candidates[token][fieldSpec] */
@@ -28,8 +53,9 @@ type Agg = Map<string, { cost: number; df: number }>;
 
 /**
  * The best `cap` entries of one field's dictionary in one segment, in the order candidates
- * are chosen: lower cost, the query token itself, more documents, then table order (which
- * is the terms' order). A walk's matches and ranges are offered here as numbers, and only
+ * are chosen: lower cost (candidateCost: a whole word before a completion with as many
+ * typos), the query token itself, more documents, then table order (which is the terms'
+ * order). A walk's matches and ranges are offered here as numbers, and only
  * the kept entries are ever decoded into strings.
  *
  * Hot: one typo walk of a short last word with prefix (`libt`, 1 typo) matches hundreds of
@@ -50,6 +76,7 @@ class TopTerms {
   n = 0;
   private terms: StringTable | null = null;
   private token = '';
+  private prefix = false;
   /** Table index of the query token itself: -1 when absent, -2 until looked up. */
   private exact = -2;
 
@@ -67,10 +94,11 @@ class TopTerms {
     this.df = grown(this.df, size);
   }
 
-  reset(terms: StringTable, token: string): void {
+  reset(terms: StringTable, token: string, prefix: boolean): void {
     this.n = 0;
     this.terms = terms;
     this.token = token;
+    this.prefix = prefix;
     this.exact = -2;
   }
 
@@ -94,7 +122,20 @@ class TopTerms {
     return df !== d ? df > d : i < j;
   }
 
-  offer(i: number, cost: number, df: number): void {
+  /**
+   * Entry i, found by the walk at `typos` edits (with prefix, of its closest prefix). With
+   * prefix, a term is a whole word only when the whole term is within those edits: beyond
+   * the length test (candidateCost), the few short enough are checked (`gnupg2` for `cgnupg`
+   * is a completion of `gnupg`, one edit away, not a word one edit away).
+   */
+  offer(i: number, typos: number, df: number): void {
+    let cost = 2 * typos;
+    if (this.prefix) {
+      const t = this.terms!;
+      const len = t.length(i);
+      cost = candidateCost(typos, len, this.token.length, true);
+      if (typos > 0 && cost % 2 === 0 && !termWithinEdits(t.chars, t.offsets[i]!, len, this.token, typos)) cost++;
+    }
     if (this.n === this.idx.length && this.n < this.cap) this.grow();
     const { idx, cost: costs, df: dfs } = this;
     let s: number;
@@ -130,12 +171,12 @@ class TopTerms {
     dfs[s] = df;
   }
 
-  /** Entries [lo, hi), all within `cost`. */
-  offerRange(lo: number, hi: number, cost: number, docFreq: ArrayLike<number>): void {
+  /** Entries [lo, hi), all found at `typos` edits. */
+  offerRange(lo: number, hi: number, typos: number, docFreq: ArrayLike<number>): void {
     for (let i = lo; i < hi; i++) {
-      // full, and the range's one cost worse than everything kept: none of the rest can enter
-      if (this.n === this.cap && cost > this.cost[0]!) return;
-      this.offer(i, cost, docFreq[i]!);
+      // full, and even a whole word at the range's typos costs more than everything kept: none of the rest can enter
+      if (this.n === this.cap && 2 * typos > this.cost[0]!) return;
+      this.offer(i, typos, docFreq[i]!);
     }
   }
 
@@ -182,7 +223,7 @@ export function selectCandidates(
  */
 export function selectCandidatesShared(
   segments: LiveSegment[],
-  fields: readonly Field[],
+  fields: readonly Pick<Field, 'id'>[],
   token: string,
   maxCost: number,
   prefix: boolean,
@@ -202,7 +243,7 @@ export function selectCandidatesShared(
       if (!ti) continue;
       tis.push(ti);
       const top = tops[f]!;
-      top.reset(ti.terms, token);
+      top.reset(ti.terms, token, prefix);
       fieldTops.push(top);
       fieldAggs.push(aggs[f]!);
       ids.push(fields[f]!.id);
@@ -276,7 +317,7 @@ export function sameCandidates(a: CandidateTable, b: CandidateTable | undefined)
       const y = b[t]![f]!;
       if (x === y) continue;
       if (x.length !== y.length) return false;
-      for (let i = 0; i < x.length; i++) if (x[i]!.term !== y[i]!.term) return false;
+      for (let i = 0; i < x.length; i++) if (x[i]!.term !== y[i]!.term || x[i]!.part !== y[i]!.part) return false;
     }
   }
   return true;
@@ -329,8 +370,19 @@ export class CandidateRounds {
         if (g) g.members.push(fi);
         else groups.set(key, { word, allowed, prefix, members: [fi] });
       });
+      // glued words' parts too (not for a phrase's words, which must be whole and adjacent)
+      const parts = params.split_join_tokens !== 'off' && !words.inPhrase.has(t);
       for (const { word, allowed, prefix, members } of groups.values()) {
         const lists = selectCandidatesShared(this.segs, members.map((g) => fields[g]!.field), word, allowed, prefix, params.max_candidates);
+        if (parts) {
+          const ids = members.map((g) => ({ id: partsColumnId(fields[g]!.field.id) }));
+          const partLists = selectCandidatesShared(this.segs, ids, word, allowed, prefix, params.max_candidates);
+          partLists.forEach((pl, k) => {
+            if (pl.length === 0) return;
+            const merged = [...lists[k]!, ...pl.map((c): Candidate => ({ term: c.term, cost: c.cost + PART_COST, part: true }))];
+            lists[k] = merged.sort((a, b) => a.cost - b.cost);
+          });
+        }
         members.forEach((g, k) => this.expanded.set(memoKey(g, allowed), withSynonyms(lists[k]!, words.synonyms?.[t]?.[g])));
       }
       return fields.map((_f, fi) => reused(fi)!);

@@ -38,9 +38,10 @@ export function highlightFields(plan: SearchPlan, candidates: CandidateTable | u
     const field = fi >= 0 ? fields[fi]!.field : schema.field(name);
     if (!field || field.kind !== 'text') continue;
     const terms = new Set<string>();
-    if (fi >= 0) for (const perField of candidates) for (const c of perField[fi]!) terms.add(c.term);
+    const parts = new Set<string>();
+    if (fi >= 0) for (const perField of candidates) for (const c of perField[fi]!) (c.part ? parts : terms).add(c.term);
     else for (const t of words.tokens) terms.add(t);
-    out.push({ name, tokenizer: fieldTokenizer(schema, field), terms: termLookup(terms), full: full.has(name), isArray: field.isArray });
+    out.push({ name, tokenizer: fieldTokenizer(schema, field), terms: termLookup(terms, parts), full: full.has(name), isArray: field.isArray });
   }
   return out;
 }

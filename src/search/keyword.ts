@@ -1,12 +1,15 @@
 /**
- * search/keyword.ts: keyword execution. The typo rounds and token dropping of a text
- * query (runRounds), and the scan of a wildcard query (scanAll).
+ * search/keyword.ts: keyword execution. The typo rounds, the query's words joined or split
+ * and token dropping of a text query (runRounds), and the scan of a wildcard query (scanAll).
  *
- *   for drop = 0, 1, ... (tokens dropped right to left, never a phrase's words)
- *     for each round: typo level 0, then 1..max for the tokens that found nothing, then for all
- *       candidates (candidates.ts) -> match every segment (match.ts) -> collect
- *       stop the rounds once found >= typo_tokens_threshold
- *     stop dropping once found >= drop_tokens_threshold
+ *   1. the query as typed: typo level 0, then 1..max for the tokens that found nothing,
+ *      then for all: candidates (candidates.ts) -> match every segment (match.ts) -> collect;
+ *      stop the rounds once found >= typo_tokens_threshold
+ *   2. split_join_tokens: `always`, or `fallback` when 1 found nothing: the query's words
+ *      joined (`basket ball` -> `basketball`) or one split in two (`basketball` -> `basket
+ *      ball`) as a field's dictionary has them (resolveSpaces), searched the same way
+ *   3. while found < drop_tokens_threshold: tokens dropped right to left (never a phrase's
+ *      words), each time the typo rounds of 1
  *
  * A document matched in one round is not matched again in a later one (`seen`).
  */
@@ -14,9 +17,10 @@ import type { Schema } from '../schema/schema.js';
 import { fieldTokenizer } from '../collection/catalog.js';
 import { isDeleted, type LiveSegment } from '../index/manifest.js';
 import { markPhrase } from '../query/filter-eval.js';
-import type { SearchPlan } from '../query/plan.js';
+import { queryWordsFor, type SearchPlan } from '../query/plan.js';
 import { CandidateRounds, sameCandidates, type CandidateTable } from './candidates.js';
 import { matchSegment } from './match.js';
+import { respaced } from './score.js';
 
 /** Per segment: filter_by's allowed documents and the documents an excluded word removes (null: none). */
 export interface SegmentMasks {
@@ -33,51 +37,134 @@ export interface RoundSink {
   threshold?: () => number;
 }
 
-/** Typo escalation and token dropping; returns the candidate table of the first round that ran (for highlighting). */
+/**
+ * Typo escalation, joined or split words and token dropping; returns the candidate table
+ * of the first round that ran (for highlighting), with the joined or split words' after it.
+ */
 export function runRounds(plan: SearchPlan, segs: LiveSegment[], masks: SegmentMasks, sink: RoundSink, shouldStop: () => boolean): CandidateTable {
-  const { params, words, fields } = plan;
+  const { params, words } = plan;
   const T = words.tokens.length;
   const seen = segs.map((s) => new Uint8Array(s.reader.n));
+  const all = words.tokens.map((_, t) => t);
   const rounds = new CandidateRounds(plan, segs);
-  // typo rounds: level 0, then typos for the tokens that found nothing, then for all
+  const typed = typoRounds(plan, rounds, all, 0, segs, masks, seen, sink, shouldStop);
+  if (typed.stopped) return typed.first!;
+  let first = typed.first;
+  const sj = params.split_join_tokens;
+  if ((sj === 'always' || (sj === 'fallback' && sink.found() === 0)) && words.phrases.length === 0) {
+    const resolved = resolveSpaces(plan, segs);
+    if (resolved) {
+      const alt: SearchPlan = { ...plan, words: queryWordsFor(plan, resolved) };
+      // (a match of the joined or split words stands for every word as typed, a space taken for a typo)
+      const r = typoRounds(alt, new CandidateRounds(alt, segs), resolved.map((_, t) => t), 0, segs, masks, seen, sink, shouldStop, (score) => respaced(score, T, SPACE_COST));
+      if (r.first) first = first ? [...first, ...r.first] : r.first;
+      if (r.stopped) return first!;
+    }
+  }
+  // tokens are dropped right to left; words of a quoted phrase are never dropped
+  const droppable = all.filter((t) => !words.inPhrase.has(t));
+  for (let drop = 1; drop <= droppable.length && drop < T && sink.found() < params.drop_tokens_threshold; drop++) {
+    const gone = new Set(droppable.slice(droppable.length - drop));
+    const active = all.filter((t) => !gone.has(t));
+    if (active.length === 0) break;
+    const r = typoRounds(plan, rounds, active, drop, segs, masks, seen, sink, shouldStop);
+    first ??= r.first;
+    if (r.stopped) break;
+  }
+  return first!;
+}
+
+/**
+ * The typo rounds of one set of a plan's tokens: level 0, then typos for the tokens that
+ * found nothing, then for all, until found >= typo_tokens_threshold. `stopped`: cut off.
+ */
+function typoRounds(
+  plan: SearchPlan,
+  rounds: CandidateRounds,
+  active: number[],
+  drop: number,
+  segs: LiveSegment[],
+  masks: SegmentMasks,
+  seen: Uint8Array[],
+  sink: RoundSink,
+  shouldStop: () => boolean,
+  rescore: (score: number) => number = (score) => score,
+): { first: CandidateTable | undefined; stopped: boolean } {
+  const { params, words, fields } = plan;
   const levels: Array<[number, 'missing' | 'all']> = [[0, 'all']];
   for (let l = 1; l <= words.maxTypos; l++) levels.push([l, 'missing']);
   for (let l = 1; l <= words.maxTypos; l++) levels.push([l, 'all']);
   let first: CandidateTable | undefined;
-  // tokens are dropped right to left; words of a quoted phrase are never dropped
-  const droppable = words.tokens.map((_, t) => t).filter((t) => !words.inPhrase.has(t));
-  for (let drop = 0; drop <= droppable.length && drop < T; drop++) {
-    const gone = new Set(droppable.slice(droppable.length - drop));
-    const active = words.tokens.map((_, t) => t).filter((t) => !gone.has(t));
-    if (active.length === 0) break;
-    let previous: CandidateTable | undefined;
-    for (const [level, mode] of levels) {
-      // (prefix applies to the query's last token only, so not after it has been dropped)
-      const candidates = rounds.at(level, mode);
-      if (candidates === previous || sameCandidates(candidates, previous)) continue;
-      previous = candidates;
-      if (!first) first = candidates;
-      for (let s = 0; s < segs.length; s++) {
-        const segSeen = seen[s]!;
-        const ok = matchSegment(
-          segs[s]!,
-          { fields, tokens: active, totalTokens: T, candidates, phrases: words.phrases, prioritizeExact: params.prioritize_exact_match, dropped: drop },
-          { allow: masks.allow[s]!, exclude: masks.exclude[s]!, seen: segSeen },
-          (ord, score) => {
-            segSeen[ord] = 1;
-            sink.collect(s, ord, score);
-          },
-          shouldStop,
-          sink.threshold,
-        );
-        if (!ok) return first;
-      }
-      first = candidates;
-      if (sink.found() >= params.typo_tokens_threshold) break;
+  let previous: CandidateTable | undefined;
+  for (const [level, mode] of levels) {
+    // (prefix applies to the query's last token only, so not after it has been dropped)
+    const candidates = rounds.at(level, mode);
+    if (candidates === previous || sameCandidates(candidates, previous)) continue;
+    previous = candidates;
+    if (!first) first = candidates;
+    for (let s = 0; s < segs.length; s++) {
+      const segSeen = seen[s]!;
+      const ok = matchSegment(
+        segs[s]!,
+        { fields, tokens: active, totalTokens: words.tokens.length, candidates, phrases: words.phrases, prioritizeExact: params.prioritize_exact_match, dropped: drop },
+        { allow: masks.allow[s]!, exclude: masks.exclude[s]!, seen: segSeen },
+        (ord, score) => {
+          segSeen[ord] = 1;
+          sink.collect(s, ord, rescore(score));
+        },
+        shouldStop,
+        sink.threshold,
+      );
+      if (!ok) return { first, stopped: true };
     }
-    if (sink.found() >= params.drop_tokens_threshold) break;
+    first = candidates;
+    if (sink.found() >= params.typo_tokens_threshold) break;
   }
-  return first!;
+  return { first, stopped: false };
+}
+
+/** What the joined or split words cost above the words as typed: a space taken for a typo (candidates.ts: 2 per typo). */
+const SPACE_COST = 2;
+
+/**
+ * split_join_tokens: the query's words as some query_by field's dictionary has them when
+ * a space is taken for a typo, as the reference engine resolves them: all words joined
+ * (`basket ball` -> `basketball`); else two adjacent words joined; else one word split in
+ * two (`basketball` -> `basket ball`, the longest first half first); the first field,
+ * in query_by order, where every resulting word is a term. Only the first five words are
+ * joined or split. Undefined when nothing resolves.
+ */
+export function resolveSpaces(plan: SearchPlan, segs: LiveSegment[]): string[] | undefined {
+  const { fields, words } = plan;
+  const T = Math.min(5, words.tokens.length);
+  for (let fi = 0; fi < fields.length; fi++) {
+    const id = fields[fi]!.field.id;
+    const tokens = words.forField.map((perField) => perField[fi]!);
+    const isTerm = (w: string) => w.length > 0 && segs.some((seg) => (seg.reader.text(id)?.terms.find(w) ?? -1) >= 0);
+    const allTerms = (ws: string[]) => ws.every(isTerm);
+    if (tokens.length > 1) {
+      const joined = tokens.join('');
+      if (isTerm(joined)) return [joined];
+    }
+    if (tokens.length > 2) {
+      for (let i = 0; i + 1 < T; i++) {
+        const cand = [...tokens.slice(0, i), tokens[i]! + tokens[i + 1]!, ...tokens.slice(i + 2)];
+        if (allTerms(cand)) return cand;
+      }
+    }
+    for (let i = 0; i < T; i++) {
+      const w = tokens[i]!;
+      for (let cut = w.length - 1; cut >= 1; cut--) {
+        const a = w.slice(0, cut);
+        const b = w.slice(cut);
+        if (!isTerm(a) || !isTerm(b)) continue;
+        const cand = [...tokens.slice(0, i), a, b, ...tokens.slice(i + 1)];
+        if (allTerms(cand)) return cand;
+        break;
+      }
+    }
+  }
+  return undefined;
 }
 
 /** Wildcard: every live, allowed, not excluded document, with no score. */

@@ -4,7 +4,12 @@
  * (score.ts), and hands each one to a callback; the collectors (collectors.ts) keep the top
  * k, count facets and group.
  *
- * A document matches when every query token has a candidate in some query_by field. Three
+ * A document matches when every query token has a candidate in some query_by field. It is
+ * scored, per token, by its cheapest candidates only: their cost, the fields holding them
+ * and their positions. The reference engine scores each combination of candidates apart
+ * and keeps a document's best, so a completion in one field (`evincecommon` in the name,
+ * cost 3 for `evcince`) never lends that field to a cheaper whole word elsewhere (`evince`
+ * in the summary, cost 2). Candidates are kept cheapest first for this. Three
  * strategies find the same documents with the same scores (test/match-strategies.test.ts
  * runs each on the same inputs), each the cheapest in its case:
  *
@@ -21,7 +26,7 @@
  */
 import type { LiveSegment } from '../index/manifest.js';
 import { isDeleted } from '../index/manifest.js';
-import { ELEMENT_SHIFT, type PostingCursor, type TextIndex } from '../index/segment.js';
+import { ELEMENT_SHIFT, partsColumnId, type PostingCursor, type TextIndex } from '../index/segment.js';
 import type { FieldSpec } from '../query/plan.js';
 import type { CandidateTable } from './candidates.js';
 import { baseScore, coverage, fieldKey, fieldPart, popcount, upperScore } from './score.js';
@@ -30,8 +35,12 @@ interface TokenCursor {
   cursor: PostingCursor;
   field: number; // index into FieldSpec[]
   cost: number;
-  /** Index of the candidate term in the field's dictionary. */
+  /** The text index the term is in: the field's, or for a part its parts' (PARTS_COLUMN_BASE). */
+  ti: TextIndex;
+  /** Index of the candidate term in that index's dictionary. */
   term: number;
+  /** 1 for a part of glued words, else 0 (its positions' tag in DocPositions). */
+  part: number;
 }
 
 export interface MatchInput {
@@ -63,6 +72,9 @@ export interface SegmentFilters {
 /**
  * Positions of the current document, one sorted run per (token, field) slot, in
  * preallocated typed arrays that are reused from document to document (no allocation).
+ * Each position p is held as 2p, or 2p + 1 when a part of a glued word matched there (a
+ * part sits at its word's position): the order is the positions', and windowSpan lets
+ * parts of one word stand for several query words (`unit aware` on `unit-aware`).
  */
 class DocPositions {
   readonly buf: Int32Array[];
@@ -83,11 +95,11 @@ class DocPositions {
     for (let i = 0; i < this.filled.length; i++) this.len[this.filled[i]!] = 0;
     this.filled.length = 0;
   }
-  /** Adds the cursor's positions to a slot; `typoFree`: also to the slot's exact twin. */
-  add(slot: number, c: PostingCursor, typoFree: boolean): void {
+  /** Adds the cursor's positions to a slot (tagged `part`); `typoFree`: also to the slot's exact twin. */
+  add(slot: number, c: PostingCursor, typoFree: boolean, part: number): void {
     const b = this.room(slot, c.tf);
     const before = this.len[slot]!;
-    const n = c.positionsInto(b, before);
+    const n = c.positionsTagged(b, before, part);
     this.len[slot] = n;
     if (typoFree) {
       const e = this.exact + slot;
@@ -148,6 +160,7 @@ export function matchSegment(
   const T = tokens.length;
   const F = fields.length;
   const texts: (TextIndex | null)[] = fields.map((f) => seg.reader.text(f.field.id));
+  const partTexts: (TextIndex | null)[] = fields.map((f) => seg.reader.text(partsColumnId(f.field.id)));
   const arrayField = fields.map((f) => f.field.isArray || f.field.type === 'string*');
   const weights = fields.map((f) => f.weight);
   // cursors per token
@@ -156,14 +169,16 @@ export function matchSegment(
     const list: TokenCursor[] = [];
     const cand = input.candidates[tokens[t]!]!;
     for (let f = 0; f < F; f++) {
-      const ti = texts[f];
-      if (!ti) continue;
       for (const c of cand[f]!) {
+        const ti = c.part ? partTexts[f] : texts[f];
+        if (!ti) continue;
         const idx = ti.terms.find(c.term);
-        if (idx >= 0) list.push({ cursor: ti.cursor(idx), field: f, cost: c.cost, term: idx });
+        if (idx >= 0) list.push({ cursor: ti.cursor(idx), field: f, cost: c.cost, ti, term: idx, part: c.part ? 1 : 0 });
       }
     }
     if (list.length === 0) return true; // a token with no postings here: nothing matches
+    // cheapest first: each strategy credits a document for its cheapest candidates only
+    list.sort((a, b) => a.cost - b.cost);
     perToken.push(list);
   }
   const strategy = input.strategy ?? 'auto';
@@ -172,7 +187,7 @@ export function matchSegment(
   // rare token, the leapfrog below skips most of the common tokens' documents.
   if (input.phrases.length === 0 && strategy !== 'daat') {
     // documents per token (summed over its candidates); matchTaat takes the rarest first
-    const df = perToken.map((list) => list.reduce((sum, tc) => sum + texts[tc.field]!.docFreq[tc.term]!, 0));
+    const df = perToken.map((list) => list.reduce((sum, tc) => sum + tc.ti.docFreq[tc.term]!, 0));
     if (strategy === 'taat' || Math.min(...df) * TAAT_MIN_SHARE >= seg.reader.n) return matchTaat(seg, input, filters, perToken, df, texts, arrayField, weights, onMatch, threshold);
   }
   const deleted = seg.deleted;
@@ -210,7 +225,7 @@ export function matchSegment(
     if ((++steps & 1023) === 0 && shouldStop()) return false;
     if ((allow !== null && allow[d] === 0) || (exclude !== null && exclude[d] === 1) || (seen !== null && seen[d] === 1) || isDeleted(deleted, d)) continue;
 
-    // typos and which fields hold which tokens
+    // typos and which fields hold which tokens (the cheapest candidates only)
     for (let f = 0; f < F; f++) fieldTokenMask[f] = 0;
     let typoCost = 0;
     for (let t = 0; t < T; t++) {
@@ -218,8 +233,8 @@ export function matchSegment(
       const list = perToken[t]!;
       for (let x = 0; x < list.length; x++) {
         const tc = list[x]!;
-        if (tc.cursor.doc !== d) continue;
-        if (tc.cost < minCost) minCost = tc.cost;
+        if (tc.cursor.doc !== d || tc.cost > minCost) continue;
+        minCost = tc.cost; // (the list is cheapest first)
         fieldTokenMask[tc.field]! |= 1 << t;
       }
       tokMin[t] = minCost;
@@ -239,8 +254,8 @@ export function matchSegment(
         const list = perToken[t]!;
         for (let x = 0; x < list.length; x++) {
           const tc = list[x]!;
-          if (tc.cursor.doc !== d || (!needAll && !arrayField[tc.field])) continue;
-          pos.add(t * F + tc.field, tc.cursor, tc.cost === 0);
+          if (tc.cursor.doc !== d || tc.cost !== tokMin[t] || (!needAll && !arrayField[tc.field])) continue;
+          pos.add(t * F + tc.field, tc.cursor, tc.cost === 0, tc.part);
         }
       }
       // phrases must be adjacent in one field
@@ -267,7 +282,8 @@ function bestField(pos: DocPositions, masks: Int32Array, T: number, weights: rea
     if (mask === 0) continue;
     const count = popcount(mask);
     let prox = 255;
-    if (count > 1) prox = 255 - Math.min(255, windowSpan(pos, mask, f, T, F) - (count - 1));
+    // (parts of one word may stand for several tokens: a window narrower than adjacent is adjacent)
+    if (count > 1) prox = 255 - Math.min(255, Math.max(0, windowSpan(pos, mask, f, T, F) - (count - 1)));
     let exact = 0;
     if (checkExact && count === T && texts[f]) exact = isExact(pos, f, T, F, tokMin, texts[f]!, d, arrayField[f]!) ? 1 : 0;
     const key = fieldKey(count, prox, weights[f]!, exact);
@@ -353,28 +369,30 @@ function matchTaat(
     for (const tc of perToken[t]!) {
       const f = tc.field;
       const tcost = tc.cost;
-      const count = texts[f]!.docOrdinals(tc.term, ords);
+      const count = tc.ti.docOrdinals(tc.term, ords);
       const docs = ords.ords;
+      // (candidates come cheapest first: a document's fields are credited for its cheapest ones only)
       if (need === 0) {
         for (let x = 0; x < count; x++) {
           const d = docs[x]!;
+          const k = d * T + t;
+          if (tcost > cost[k]!) continue;
           if (d < lo) lo = d;
           if (d > hi) hi = d;
           tok[d]! |= bit;
           fmask[d * F + f]! |= bit;
-          const k = d * T + t;
-          if (tcost < cost[k]!) cost[k] = tcost;
+          cost[k] = tcost;
         }
         continue;
       }
       for (let x = 0; x < count; x++) {
         const d = docs[x]!;
         const held = tok[d]!;
-        if ((held & need) !== need) continue;
+        const k = d * T + t;
+        if ((held & need) !== need || tcost > cost[k]!) continue;
         tok[d] = held | bit;
         fmask[d * F + f]! |= bit;
-        const k = d * T + t;
-        if (tcost < cost[k]!) cost[k] = tcost;
+        cost[k] = tcost;
       }
     }
     need |= bit;
@@ -386,7 +404,7 @@ function matchTaat(
   const pos = new DocPositions(T * F);
   const tokMin = new Int32Array(T);
   // fresh cursors for pass 2 (pass 1 used up the others)
-  const cursors: TokenCursor[][] = perToken.map((list) => list.map((tc) => ({ ...tc, cursor: texts[tc.field]!.cursor(tc.term) })));
+  const cursors: TokenCursor[][] = perToken.map((list) => list.map((tc) => ({ ...tc, cursor: tc.ti.cursor(tc.term) })));
   const masks = new Int32Array(F);
   for (let d = lo; d <= hi; d++) {
     const held = tok[d]!;
@@ -415,8 +433,9 @@ function matchTaat(
     for (let t = 0; t < T; t++) {
       for (const tc of cursors[t]!) {
         const c = tc.cursor;
+        if (tc.cost !== tokMin[t]) continue;
         if (c.doc < d) c.advance(d);
-        if (c.doc === d) pos.add(t * F + tc.field, c, tc.cost === 0);
+        if (c.doc === d) pos.add(t * F + tc.field, c, tc.cost === 0, tc.part);
       }
     }
     onMatch(d, base + bestField(pos, masks, T, weights, input.prioritizeExact && full, tokMin, texts, d, arrayField));
@@ -446,7 +465,7 @@ function matchOneToken(
   const fmask = acc.tok;
   const cost = acc.cost;
   let postings = 0;
-  for (const tc of cursors) postings += texts[tc.field]!.docFreq[tc.term]!;
+  for (const tc of cursors) postings += tc.ti.docFreq[tc.term]!;
   // few postings: list the documents touched, so scoring does not scan the segment
   const touched = postings * SPARSE_RATIO < n ? new Int32Array(postings) : null;
   let nTouched = 0;
@@ -460,15 +479,17 @@ function matchOneToken(
     const tcost = tc.cost;
     const checkExact = exactArr !== null && arrayField[tc.field] && tcost === 0;
     const lengths = checkExact ? texts[tc.field]!.lengths : null;
+    // (cursors come cheapest first: a document's fields are credited for its cheapest candidates only)
     if (lengths === null) {
       // no positions needed: the document ordinals alone, decoded in one tight loop
-      const count = texts[tc.field]!.docOrdinals(tc.term, ords);
+      const count = tc.ti.docOrdinals(tc.term, ords);
       const docs = ords.ords;
       for (let x = 0; x < count; x++) {
         const d = docs[x]!;
+        if (tcost > cost[d]!) continue;
         if (touched !== null && fmask[d] === 0) touched[nTouched++] = d;
         fmask[d]! |= bit;
-        if (tcost < cost[d]!) cost[d] = tcost;
+        cost[d] = tcost;
         if (d < lo) lo = d;
         if (d > hi) hi = d;
       }
@@ -476,9 +497,10 @@ function matchOneToken(
     }
     while (c.next() !== Infinity) {
       const d = c.doc;
+      if (tcost > cost[d]!) continue;
       if (touched !== null && fmask[d] === 0) touched[nTouched++] = d;
       fmask[d]! |= bit;
-      if (tcost < cost[d]!) cost[d] = tcost;
+      cost[d] = tcost;
       if (d < lo) lo = d;
       if (d > hi) hi = d;
       if (lengths !== null) {
@@ -547,12 +569,26 @@ function matchOneToken(
 const winSlots = new Int32Array(32);
 const winPtr = new Int32Array(32);
 
-/** Smallest window (max - min position) holding one occurrence of every token in `mask`. */
+/**
+ * Smallest window (last - first word position) holding one occurrence of every token in
+ * `mask`, at distinct positions: one word of the document stands for one query word, so
+ * `python p` does not find `python` and `p*` adjacent in a document that says only
+ * `python` (two tokens at one position would make the window narrower than its tokens,
+ * and proximity better than adjacent). Parts of glued words are the exception: several
+ * parts of one word may stand for several query words (`unit aware` on `unit-aware`, a
+ * window of 0). Infinity when the tokens cannot sit at distinct positions.
+ *
+ * The usual sweep (advance the token at the window's start) finds the smallest window; when
+ * that one puts two tokens on one word, the smallest with distinct positions is searched
+ * for exactly (distinctSpan), which only documents where candidates overlap ever need.
+ * Positions are as DocPositions holds them (2p, 2p + 1 for a part).
+ */
 function windowSpan(pos: DocPositions, mask: number, f: number, T: number, F: number): number {
   let k = 0;
   for (let t = 0; t < T; t++) if (mask & (1 << t)) winSlots[k++] = t * F + f;
   for (let i = 0; i < k; i++) winPtr[i] = 0;
   let best = Infinity;
+  let bestShared = Infinity;
   for (;;) {
     let minI = 0;
     let min = Infinity;
@@ -565,11 +601,48 @@ function windowSpan(pos: DocPositions, mask: number, f: number, T: number, F: nu
       }
       if (v > max) max = v;
     }
-    if (max - min < best) best = max - min;
+    const span = (max >> 1) - (min >> 1);
+    if (span < best) {
+      if (distinctAt(pos, k)) best = span;
+      else if (span < bestShared) bestShared = span;
+    }
     if (best <= k - 1) break;
     winPtr[minI]!++;
     if (winPtr[minI]! >= pos.len[winSlots[minI]!]!) break;
   }
+  return bestShared < best ? distinctSpan(pos, k, best) : best;
+}
+
+/** Do the window's current positions (winPtr) differ pairwise (parts of one word may share)? */
+function distinctAt(pos: DocPositions, k: number): boolean {
+  for (let i = 1; i < k; i++) {
+    const v = pos.buf[winSlots[i]!]![winPtr[i]!]!;
+    if ((v & 1) === 1) continue;
+    for (let j = 0; j < i; j++) if (pos.buf[winSlots[j]!]![winPtr[j]!]! === v) return false;
+  }
+  return true;
+}
+
+/** The smallest window below `bound` with the tokens at distinct positions (a pruned search), else `bound`. */
+function distinctSpan(pos: DocPositions, k: number, bound: number): number {
+  let best = bound;
+  const chosen = winPtr; // (reused: the sweep is done with it)
+  const walk = (i: number, lo: number, hi: number): void => {
+    if ((hi >> 1) - (lo >> 1) >= best) return;
+    if (i === k) {
+      best = (hi >> 1) - (lo >> 1);
+      return;
+    }
+    const b = pos.buf[winSlots[i]!]!;
+    const n = pos.len[winSlots[i]!]!;
+    next: for (let x = 0; x < n; x++) {
+      const v = b[x]!;
+      if ((v & 1) === 0) for (let j = 0; j < i; j++) if (chosen[j] === v) continue next;
+      chosen[i] = v;
+      walk(i + 1, v < lo ? v : lo, v > hi ? v : hi);
+    }
+  };
+  walk(0, 2 ** 30, -(2 ** 30));
   return best;
 }
 
@@ -585,13 +658,14 @@ function isExact(pos: DocPositions, f: number, T: number, F: number, tokMin: Int
   const X = pos.exact;
   const first = pos.buf[X + f]!;
   for (let i = 0; i < pos.len[X + f]!; i++) {
-    const p = first[i]!;
+    const v = first[i]!; // (2p: no part is free of typos)
+    const p = v >> 1;
     if (p % ELEMENT_SHIFT !== 0) continue;
     const el = Math.floor(p / ELEMENT_SHIFT);
     const lo = ti.lengths.offsets[d]!;
     if (lo + el >= ti.lengths.offsets[d + 1]! || ti.lengths.values[lo + el] !== T) continue;
     let ok = true;
-    for (let t = 1; t < T && ok; t++) ok = pos.has(X + t * F + f, p + t);
+    for (let t = 1; t < T && ok; t++) ok = pos.has(X + t * F + f, v + 2 * t);
     if (ok) return true;
   }
   return false;
@@ -609,7 +683,8 @@ function phrasesHold(input: MatchInput, pos: DocPositions, F: number): boolean {
       for (let i = 0; i < pos.len[slot0]!; i++) {
         const p = first[i]!;
         let ok = true;
-        for (let j = 1; j < local.length && ok; j++) ok = pos.has(local[j]! * F + f, p + j);
+        // (2p: a phrase's words are matched whole, never by parts)
+        for (let j = 1; j < local.length && ok; j++) ok = pos.has(local[j]! * F + f, p + 2 * j);
         if (ok) {
           found = true;
           break;

@@ -29,6 +29,17 @@ export function addTokensMatched(score: number, n: number): number {
   return score + n * TOK_SHIFT;
 }
 
+/**
+ * A score as if `tokens` query tokens had matched, at `extraCost` more: for the query's
+ * words joined or split (search/keyword.ts), whose match stands for all the words as typed,
+ * a space taken for a typo.
+ */
+export function respaced(score: number, tokens: number, extraCost: number): number {
+  const matched = Math.floor(score / TOK_SHIFT) % 64;
+  const typoBits = Math.floor(score / TYPO_SHIFT) % 256;
+  return score + (Math.min(63, tokens) - matched) * TOK_SHIFT - Math.min(typoBits, extraCost) * TYPO_SHIFT;
+}
+
 /** The best a document with this base can score: its tokens adjacent, and an exact match in a field of this weight. */
 export function upperScore(base: number, weight: number): number {
   return base + 255 * PROX_SHIFT + Math.min(255, weight) * WEIGHT_SHIFT + EXACT_SHIFT;
@@ -43,11 +54,7 @@ export function fieldKey(count: number, prox: number, weight: number, exact: num
   return count * 2 ** 24 + prox * 2 ** 16 + weight * 2 + exact;
 }
 
-/**
- * The best field's part of the score. (`prox` is 256 when two query tokens matched the same
- * position, e.g. the same word as two candidates: that carries into the typo bits, as one
- * typo less. Kept as it is so that rankings stay what they were; see CHANGELOG.md.)
- */
+/** The best field's part of the score: `prox` 0..255 (match.ts windowSpan never puts two tokens on one position). */
 export function fieldPart(prox: number, weight: number, exact: number): number {
   return prox * PROX_SHIFT + Math.min(255, weight) * WEIGHT_SHIFT + exact * EXACT_SHIFT;
 }

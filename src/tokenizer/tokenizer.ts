@@ -11,6 +11,10 @@
  *      split into words with `Intl.Segmenter`.
  *   5. With `stem: true`, each token is reduced by the Snowball stemmer of the field's
  *      language (@orama/stemmers; English when no locale is set).
+ *   6. A token glued from pieces by dropped punctuation ("unit-aware" -> "unitaware",
+ *      "ripper/encoder" -> "ripperencoder", "Debian's" -> "debians") also has its pieces
+ *      as parts (`partsOf`), which the index keeps beside the tokens so that each piece
+ *      finds the word.
  *
  * Two entry points share these rules: `tokens()` (hot: every indexed string and every
  * query) and `spans()`, which also returns where each token sits in the original text
@@ -124,15 +128,17 @@ function segmenter(locale: string): Intl.Segmenter {
 export interface TermLookup {
   set: Set<string>;
   fits: Uint8Array;
+  /** Parts of glued words (rule 6) to find too: a glued word is a term when one of its parts is. */
+  parts: Set<string> | null;
 }
 
-export function termLookup(set: Set<string>): TermLookup {
+export function termLookup(set: Set<string>, parts?: Set<string>): TermLookup {
   const fits = new Uint8Array(64 * 128);
   for (const t of set) {
     const c = t.charCodeAt(0);
     if (c < 128) fits[Math.min(t.length, 63) * 128 + c] = 1;
   }
-  return { set, fits };
+  return { set, fits, parts: parts && parts.size > 0 ? parts : null };
 }
 
 /**
@@ -304,6 +310,115 @@ export class Tokenizer {
     return count;
   }
 
+  /**
+   * The parts of `text`'s glued tokens (rule 6): `emit(i, parts)` for each token i (as
+   * `tokens` numbers them) made of two or more pieces. Hot: every indexed value; a word
+   * without dropped punctuation between kept characters costs a few comparisons.
+   */
+  partsOf(text: string, emit: (token: number, parts: string[]) => void): void {
+    const n = text.length;
+    const table = this.ascii;
+    let token = 0;
+    let start = -1;
+    let kept = false; // a kept character in this word so far
+    let split = false; // a splitting character after a kept one
+    let glued = false; // a kept character after such a split
+    let found: Array<[number, string[]]> | null = null; // (emitted at the end: the text may turn out not to be ASCII)
+    for (let i = 0; i <= n; i++) {
+      const c = i < n ? text.charCodeAt(i) : 32;
+      if (c >= 128) {
+        this.partsSlow(text, emit);
+        return;
+      }
+      const cls = table[c]!;
+      if (cls === 2) {
+        if (kept) {
+          if (glued) {
+            const parts = this.partsOfPieces(this.asciiPieces(text, start, i));
+            if (parts) (found ??= []).push([token, parts]);
+          }
+          token++;
+        }
+        start = -1;
+        kept = split = glued = false;
+        continue;
+      }
+      if (start < 0) start = i;
+      if (cls === 0) {
+        if (kept) split = true;
+      } else {
+        if (split) glued = true;
+        kept = true;
+      }
+    }
+    if (found) for (const [i, parts] of found) emit(i, parts);
+  }
+
+  /** The pieces of the ASCII word text[start, end): kept characters (lower-cased) between splitting ones. */
+  private asciiPieces(text: string, start: number, end: number): string[] {
+    const table = this.ascii;
+    const out: string[] = [];
+    let piece = '';
+    for (let k = start; k < end; k++) {
+      const c = text.charCodeAt(k);
+      const cls = table[c]!;
+      if (cls === 1) piece += text[k];
+      else if (cls === 3) piece += String.fromCharCode(c + 32);
+      else if (piece) {
+        out.push(piece);
+        piece = '';
+      }
+    }
+    if (piece) out.push(piece);
+    return out;
+  }
+
+  /** The parts of a word of two or more ASCII pieces (stemmed, cut), or null. */
+  private partsOfPieces(pieces: string[]): string[] | null {
+    if (pieces.length < 2) return null;
+    return this.stem ? pieces.map((p) => cutToken(this.stem!(p))) : pieces.map(cutToken);
+  }
+
+  /** partsOf for text beyond ASCII: the pieces of each token's raw word, normalised as words are. */
+  private partsSlow(text: string, emit: (token: number, parts: string[]) => void): void {
+    const spans = this.spans(text);
+    for (let k = 0; k < spans.length; k++) {
+      const parts = this.rawParts(text.slice(spans[k]!.start, spans[k]!.end));
+      if (parts.length > 0) emit(k, parts);
+    }
+  }
+
+  /** The parts of one raw word (a span's text): its normalised pieces, when there are two or more. */
+  private rawParts(raw: string): string[] {
+    if (NO_SPACE_SCRIPT.test(raw)) return []; // (split into words by the segmenter already)
+    const pieces: string[] = [];
+    let piece = '';
+    for (const ch of raw) {
+      const c = ch.charCodeAt(0);
+      const keep = c < 128 ? this.ascii[c] === 1 || this.ascii[c] === 3 : this.symbols.has(ch) || WORD_CHAR.test(ch);
+      if (keep) piece += ch;
+      else if (piece) {
+        pieces.push(piece);
+        piece = '';
+      }
+    }
+    if (piece) pieces.push(piece);
+    if (pieces.length < 2) return [];
+    const parts = pieces.map((p) => this.normalizeWord(p)).filter((p) => p.length > 0);
+    return parts.length >= 2 ? parts : [];
+  }
+
+  /** Is the raw word (a span's text) a term of `terms`, or glued from a part of `terms.parts`? */
+  private isTerm(raw: string, token: string, terms: TermLookup): boolean {
+    return terms.set.has(token) || this.gluedFromPart(raw, terms);
+  }
+
+  private gluedFromPart(raw: string, terms: TermLookup): boolean {
+    if (terms.parts === null) return false;
+    for (const p of this.rawParts(raw)) if (terms.parts.has(p)) return true;
+    return false;
+  }
+
   private emit(tok: string, out: string[]) {
     out.push(cutToken(this.stem ? this.stem(tok) : tok));
   }
@@ -395,7 +510,7 @@ export class Tokenizer {
       const c = i < n ? text.charCodeAt(i) : 32;
       if (c >= 128) {
         out.count = 0;
-        for (const s of this.spans(text)) out.push(s.start, s.end, terms.set.has(s.token));
+        for (const s of this.spans(text)) out.push(s.start, s.end, this.isTerm(text.slice(s.start, s.end), s.token, terms));
         return;
       }
       const cls = table[c]!;
@@ -417,13 +532,15 @@ export class Tokenizer {
         // a token is a term only if its length and first character fit one: most words
         // are never sliced (nor, with capitals or dropped characters, rebuilt)
         if (kept > 0) {
-          const hit = fits[(kept < 63 ? kept : 63) * 128 + first] === 1 && terms.set.has(cutToken(clean ? text.slice(start, i) : this.asciiWord(text.slice(start, i))));
+          let hit = fits[(kept < 63 ? kept : 63) * 128 + first] === 1 && terms.set.has(cutToken(clean ? text.slice(start, i) : this.asciiWord(text.slice(start, i))));
+          // (a word with dropped characters may be glued from a part that matched)
+          if (!hit && !clean && terms.parts !== null) hit = this.gluedFromPart(text.slice(start, i), terms);
           out.push(start, i, hit);
         }
       } else {
         const raw = text.slice(start, i);
         const tok = clean ? raw : this.asciiWord(raw);
-        if (tok.length > 0) out.push(start, i, terms.set.has(cutToken(stem(tok))));
+        if (tok.length > 0) out.push(start, i, this.isTerm(raw, cutToken(stem(tok)), terms));
       }
       start = -1;
     }
