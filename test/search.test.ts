@@ -161,6 +161,26 @@ describe('ranking', () => {
     await e.close();
   });
 
+  it('drops the query\'s words from the side drop_tokens_mode names when nothing matches them all', async () => {
+    const e = await coll([
+      { id: 'first', title: 'alpha beta' },
+      { id: 'last', title: 'beta gamma' },
+    ]);
+    const q = async (mode?: string) =>
+      ids(await e.search('c', { q: 'alpha beta gamma', query_by: 'title', prefix: 'false', ...(mode ? { drop_tokens_mode: mode } : {}) }));
+    // right to left (the default): `alpha beta` is searched first
+    expect(await q()).toEqual(['first']);
+    expect(await q('right_to_left')).toEqual(['first']);
+    // left to right: `beta gamma`
+    expect(await q('left_to_right')).toEqual(['last']);
+    // both sides, for queries of up to 3 words: each side's match
+    expect((await q('both_sides:3')).sort()).toEqual(['first', 'last']);
+    // longer queries drop right to left
+    expect(ids(await e.search('c', { q: 'alpha beta gamma delta', query_by: 'title', prefix: 'false', drop_tokens_mode: 'both_sides:3' }))).toEqual(['first']);
+    await expect(e.search('c', { q: 'alpha', query_by: 'title', drop_tokens_mode: 'middle' })).rejects.toThrow(/drop_tokens_mode.*one of `right_to_left`, `left_to_right`, `both_sides:3`/);
+    await e.close();
+  });
+
   it('keeps the parts of glued words through segment merges and in every field type', async () => {
     const e = openEngine(dataDirPath(), { merges: 'off' });
     await e.createCollection({ name: 'c', fields: [{ name: 'title', type: 'string' }, { name: 'tags', type: 'string[]' }] });

@@ -10,7 +10,7 @@
  *   facet_return_parent   empty; naming fields: 400
  *
  * (`exhaustive_search` and `enable_highlight_v1` are implemented in params.ts and hits;
- * `split_join_tokens` and `drop_tokens_mode` belong to the ranking work.)
+ * `split_join_tokens` and `drop_tokens_mode` are ranking parameters: search/keyword.ts.)
  */
 import { FathomError } from '../errors.js';
 import type { RawParams } from './params.js';

@@ -49,7 +49,15 @@ export const SEARCH_PARAMETERS: readonly SearchParameter[] = [
   { name: 'min_len_1typo', kind: 'int', default: D.min_len_1typo, min: 0, max: 1000, doc: 'shortest word allowed one typo', flag: true },
   { name: 'min_len_2typo', kind: 'int', default: D.min_len_2typo, min: 0, max: 1000, doc: 'shortest word allowed two typos', flag: true },
   { name: 'typo_tokens_threshold', kind: 'int', default: D.typo_tokens_threshold, min: 0, max: 1e9, doc: 'look for typo matches while fewer documents match', flag: true },
-  { name: 'drop_tokens_threshold', kind: 'int', default: D.drop_tokens_threshold, min: 0, max: 1e9, doc: 'drop words right to left while fewer documents match', flag: true },
+  { name: 'drop_tokens_threshold', kind: 'int', default: D.drop_tokens_threshold, min: 0, max: 1e9, doc: 'drop words (as drop_tokens_mode says) while fewer documents match', flag: true },
+  {
+    name: 'drop_tokens_mode',
+    kind: 'choice',
+    default: D.drop_tokens_mode,
+    choices: ['right_to_left', 'left_to_right', 'both_sides:3'],
+    doc: 'which words are dropped first: the last, the first, or for queries of up to 3 words both (the last, then the first)',
+    flag: true,
+  },
   { name: 'prioritize_exact_match', kind: 'bool', default: D.prioritize_exact_match, doc: 'rank a field that is exactly the query first among equals', flag: true },
   { name: 'max_candidates', kind: 'int', default: D.max_candidates, min: 1, max: 10000, doc: 'terms considered per word for prefix and typo expansion', flag: true },
   {

@@ -21,6 +21,7 @@ export interface SearchParams {
   min_len_2typo: number;
   typo_tokens_threshold: number;
   drop_tokens_threshold: number;
+  drop_tokens_mode: 'right_to_left' | 'left_to_right' | 'both_sides:3';
   prioritize_exact_match: boolean;
   max_candidates: number;
   split_join_tokens: 'fallback' | 'always' | 'off';
@@ -201,6 +202,7 @@ export function parseSearchParams(raw: RawParams): SearchParams {
     min_len_2typo: intParam(raw, 'min_len_2typo'),
     typo_tokens_threshold: exhaustive ? parameter('typo_tokens_threshold').max! : intParam(raw, 'typo_tokens_threshold'),
     drop_tokens_threshold: intParam(raw, 'drop_tokens_threshold'),
+    drop_tokens_mode: choiceParam(raw, 'drop_tokens_mode'),
     prioritize_exact_match: boolParam(raw, 'prioritize_exact_match'),
     max_candidates: exhaustive ? parameter('max_candidates').max! : intParam(raw, 'max_candidates'),
     split_join_tokens: choiceParam(raw, 'split_join_tokens'),

@@ -8,8 +8,8 @@
  *   2. split_join_tokens: `always`, or `fallback` when 1 found nothing: the query's words
  *      joined (`basket ball` -> `basketball`) or one split in two (`basketball` -> `basket
  *      ball`) as a field's dictionary has them (resolveSpaces), searched the same way
- *   3. while found < drop_tokens_threshold: tokens dropped right to left (never a phrase's
- *      words), each time the typo rounds of 1
+ *   3. while found < drop_tokens_threshold: tokens dropped (never a phrase's words) right
+ *      to left, or as drop_tokens_mode says (droppedSets), each time the typo rounds of 1
  *
  * A document matched in one round is not matched again in a later one (`seen`).
  */
@@ -61,17 +61,39 @@ export function runRounds(plan: SearchPlan, segs: LiveSegment[], masks: SegmentM
       if (r.stopped) return first!;
     }
   }
-  // tokens are dropped right to left; words of a quoted phrase are never dropped
+  // tokens are dropped as drop_tokens_mode says; words of a quoted phrase are never dropped
   const droppable = all.filter((t) => !words.inPhrase.has(t));
   for (let drop = 1; drop <= droppable.length && drop < T && sink.found() < params.drop_tokens_threshold; drop++) {
-    const gone = new Set(droppable.slice(droppable.length - drop));
-    const active = all.filter((t) => !gone.has(t));
-    if (active.length === 0) break;
-    const r = typoRounds(plan, rounds, active, drop, segs, masks, seen, sink, shouldStop);
-    first ??= r.first;
-    if (r.stopped) break;
+    let stopped = false;
+    for (const gone of droppedSets(droppable, drop, params.drop_tokens_mode, T)) {
+      const active = all.filter((t) => !gone.has(t));
+      if (active.length === 0) continue;
+      const r = typoRounds(plan, rounds, active, drop, segs, masks, seen, sink, shouldStop);
+      first ??= r.first;
+      if ((stopped = r.stopped)) break;
+    }
+    if (stopped) break;
   }
   return first!;
+}
+
+/**
+ * The tokens left out at one drop step, `drop` of the `droppable` ones (in query order):
+ *
+ *   right_to_left   a b [c d]      the last `drop` (the default)
+ *   left_to_right   [a b] c d      the first `drop`
+ *   both_sides:3    a b [c], [a] b c    the last, then the first (queries of up to 3
+ *                   words; longer ones drop right to left)
+ *
+ * A document found at one set is not found again at the next (`seen`), so both sides rank
+ * together by their own scores.
+ */
+export function droppedSets(droppable: number[], drop: number, mode: string, T: number): Set<number>[] {
+  const right = new Set(droppable.slice(droppable.length - drop));
+  const left = new Set(droppable.slice(0, drop));
+  if (mode === 'left_to_right') return [left];
+  if (mode === 'both_sides:3' && T <= 3) return [right, left].filter((s, i) => i === 0 || [...s].some((t) => !right.has(t)));
+  return [right];
 }
 
 /**
