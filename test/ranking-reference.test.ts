@@ -6,8 +6,9 @@
  * (2 per typo, 1 more for a completion, 1 more for a part of a glued word), the proximity
  * of those candidates in the best field, that field's weight, whether the field is
  * exactly the query, and the fields matched (each word crediting only the fields of its
- * cheapest candidates in the document). The engine's hit order and text_match_info must
- * be exactly that.
+ * cheapest candidates in the document), then, for two words or more, their BM25 rarity
+ * (with the whole collection's statistics, whatever its segments). The engine's hit order and text_match_info
+ * must be exactly that.
  *
  * The vocabulary's words are at least four edits apart, but for a few that extend others
  * by two letters: with prefix matching on, the last word, whole, cut short or with a typo,
@@ -19,6 +20,7 @@
 import { describe, expect, it } from 'vitest';
 import { dataDirPath, openEngine, rng } from './helpers.js';
 import { editDistance, prefixDistance } from './edit-distance.js';
+import { bm25, rarityTie } from '../src/search/score.js';
 
 const FIELDS = ['title', 'body'] as const;
 
@@ -70,6 +72,8 @@ interface Expected {
   id: string;
   seq: number;
   score: number;
+  /** The rarity tie-break: after text_match, before newest first; never reported. */
+  tie: number;
   info: Record<string, unknown>;
 }
 
@@ -117,8 +121,9 @@ function occurrences(words: Word[]): Array<[string, number, boolean]> {
 function rank(docs: Doc[], cands: Map<string, number>[], weights: number[], prioritizeExact: boolean, qTokens: string[]): Expected[] {
   const out: Expected[] = [];
   const T = cands.length;
+  const occAll = docs.map((doc) => FIELDS.map((f) => occurrences(doc[f])));
   docs.forEach((doc, seq) => {
-    const occ = FIELDS.map((f) => occurrences(doc[f]));
+    const occ = occAll[seq]!;
     // per query word, the cheapest cost of its candidates in this document
     const costs = cands.map((c) => Math.min(...occ.flatMap((o) => o.map(([k]) => c.get(k) ?? Infinity))));
     if (costs.some((c) => c === Infinity)) return;
@@ -143,11 +148,33 @@ function rank(docs: Doc[], cands: Map<string, number>[], weights: number[], prio
     });
     const [, prox, weight, exact] = best;
     const bestFieldScore = (255 - typoCost) * 2 ** 36 + prox * 2 ** 28 + weight * 2 ** 20 + exact * 2 ** 19;
+    // the rarity tie-break (two words or more): per word, the best BM25 weight of its
+    // cheapest candidates in this document, with the statistics of the whole collection
+    let tie = 0;
+    if (T > 1) {
+      const seg = docs.map((_, x) => x);
+      let sum = 0;
+      cands.forEach((c, t) => {
+        let bestW = 0;
+        FIELDS.forEach((f, fi) => {
+          const avg = seg.reduce((a, x) => a + docs[x]![f].length, 0) / seg.length;
+          for (const k of new Set(occ[fi]!.map(([key]) => key))) {
+            if (c.get(k) !== costs[t]) continue;
+            const df = seg.filter((x) => occAll[x]![fi]!.some(([key]) => key === k)).length;
+            const tf = occ[fi]!.filter(([key]) => key === k).length;
+            bestW = Math.max(bestW, bm25(df, seg.length, tf, doc[f].length, avg));
+          }
+        });
+        sum += bestW;
+      });
+      tie = rarityTie(sum, T, seg.length);
+    }
     const score = T * 2 ** 44 + bestFieldScore + fieldsMatched * 2 ** 13;
     out.push({
       id: doc.id,
       seq,
       score,
+      tie,
       info: {
         best_field_score: String(bestFieldScore),
         best_field_weight: weight,
@@ -159,8 +186,8 @@ function rank(docs: Doc[], cands: Map<string, number>[], weights: number[], prio
       },
     });
   });
-  // text_match, then newest first
-  return out.sort((a, b) => b.score - a.score || b.seq - a.seq);
+  // text_match, the rarity tie-break, then newest first
+  return out.sort((a, b) => b.score - a.score || b.tie - a.tie || b.seq - a.seq);
 }
 
 describe('ranking against a reference ranker', () => {
@@ -181,10 +208,11 @@ describe('ranking against a reference ranker', () => {
     const e = openEngine(dataDirPath(), { merges: 'off' });
     await e.createCollection({ name: 'docs', fields: FIELDS.map((name) => ({ name, type: 'string' })) });
     // three segments
-    for (let i = 0; i < docs.length; i += 60) {
+    const SEG = 60;
+    for (let i = 0; i < docs.length; i += SEG) {
       await e.writeBatch(
         'docs',
-        docs.slice(i, i + 60).map((d) => ({ kind: 'write' as const, action: 'create' as const, doc: { id: d.id, title: d.title.map(text).join(' '), body: d.body.map(text).join(' ') } })),
+        docs.slice(i, i + SEG).map((d) => ({ kind: 'write' as const, action: 'create' as const, doc: { id: d.id, title: d.title.map(text).join(' '), body: d.body.map(text).join(' ') } })),
       );
     }
     // the dictionaries: every document word (a glued one as one word), and the parts

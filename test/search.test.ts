@@ -161,6 +161,43 @@ describe('ranking', () => {
     await e.close();
   });
 
+  it('ranks, among documents equal in every bucket, the same words in a shorter field first, and rarer words first', async () => {
+    const e = await coll([
+      { id: 'short', title: 'alpha beta one' },
+      // imported later: newest first would put it first on a tie
+      { id: 'long', title: 'alpha beta one two three four five six' },
+    ]);
+    const r = await e.search('c', { q: 'alpha beta', query_by: 'title' });
+    expect(ids(r)).toEqual(['short', 'long']);
+    // text_match is equal: the tie-break is not part of it
+    expect(r.hits![0]!.text_match).toBe(r.hits![1]!.text_match);
+    expect(r.hits![0]!.text_match_info).toEqual(r.hits![1]!.text_match_info);
+    // a rarer correction of a typo ranks above a common one at the same cost
+    const f = await coll([
+      { id: 'rare', title: 'red bolt' },
+      ...Array.from({ length: 6 }, (_, i) => ({ id: `common${i}`, title: i === 0 ? 'red boat' : 'boat' })),
+    ]);
+    expect(ids(await f.search('c', { q: 'red bost', query_by: 'title', prefix: 'false' })).slice(0, 2)).toEqual(['rare', 'common0']);
+    // one word: no tie-break, equals stay newest first
+    expect(ids(await e.search('c', { q: 'alpha', query_by: 'title' }))).toEqual(['long', 'short']);
+    // sort fields come first: the tie-break only orders what they leave equal
+    const g = await coll(
+      [
+        { id: 'short', title: 'alpha beta one', year: 2001 },
+        { id: 'long', title: 'alpha beta one two three four five six', year: 2020 },
+      ],
+      [
+        { name: 'title', type: 'string' },
+        { name: 'year', type: 'int32' },
+      ],
+      { default_sorting_field: 'year' },
+    );
+    expect(ids(await g.search('c', { q: 'alpha beta', query_by: 'title' }))).toEqual(['long', 'short']);
+    await g.close();
+    await e.close();
+    await f.close();
+  });
+
   it('drops the query\'s words from the side drop_tokens_mode names when nothing matches them all', async () => {
     const e = await coll([
       { id: 'first', title: 'alpha beta' },

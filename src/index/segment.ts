@@ -527,6 +527,26 @@ export class TextIndex {
     }
   }
 
+  /** The document's length in words (summed over an array's elements). */
+  docLength(d: number): number {
+    const { offsets, values } = this.lengths;
+    let sum = 0;
+    for (let i = offsets[d]!, end = offsets[d + 1]!; i < end; i++) sum += values[i]!;
+    return sum;
+  }
+
+  private avg = -1;
+  /** The mean docLength over the segment's documents (for BM25's length normalisation; cached). */
+  avgLength(): number {
+    if (this.avg < 0) {
+      const { offsets, values } = this.lengths;
+      let sum = 0;
+      for (let i = 0; i < values.length; i++) sum += values[i]!;
+      this.avg = offsets.length > 1 ? sum / (offsets.length - 1) : 0;
+    }
+    return this.avg;
+  }
+
   /** Decoded facet value strings (cached). */
   valueStrings(): string[] {
     if (!this.valueCache) {

@@ -12,6 +12,8 @@ export type SortClause =
   | { kind: 'field'; field: Field; dir: 1 | -1 }
   | { kind: 'text_match'; dir: 1 | -1 }
   | { kind: 'seq'; dir: 1 | -1 }
+  /** The rarity tie-break of a keyword score (search/score.ts); added by the search, never parsed. */
+  | { kind: 'rarity'; dir: 1 | -1 }
   | { kind: 'vector_distance'; dir: 1 | -1 }
   | { kind: 'vector_query'; expr: string; dir: 1 | -1 }
   | { kind: 'group_found'; dir: 1 | -1 }

@@ -19,7 +19,7 @@ import { isDeleted, type LiveSegment } from '../index/manifest.js';
 import { markPhrase } from '../query/filter-eval.js';
 import { queryWordsFor, type SearchPlan } from '../query/plan.js';
 import { CandidateRounds, sameCandidates, type CandidateTable } from './candidates.js';
-import { matchSegment } from './match.js';
+import { CorpusStats, matchSegment } from './match.js';
 import { respaced } from './score.js';
 
 /** Per segment: filter_by's allowed documents and the documents an excluded word removes (null: none). */
@@ -47,7 +47,9 @@ export function runRounds(plan: SearchPlan, segs: LiveSegment[], masks: SegmentM
   const seen = segs.map((s) => new Uint8Array(s.reader.n));
   const all = words.tokens.map((_, t) => t);
   const rounds = new CandidateRounds(plan, segs);
-  const typed = typoRounds(plan, rounds, all, 0, segs, masks, seen, sink, shouldStop);
+  // (one set of statistics for the whole search: the rarity tie-break does not depend on segments)
+  const stats = new CorpusStats(segs);
+  const typed = typoRounds(plan, rounds, all, 0, segs, masks, seen, sink, shouldStop, stats);
   if (typed.stopped) return typed.first!;
   let first = typed.first;
   const sj = params.split_join_tokens;
@@ -56,7 +58,7 @@ export function runRounds(plan: SearchPlan, segs: LiveSegment[], masks: SegmentM
     if (resolved) {
       const alt: SearchPlan = { ...plan, words: queryWordsFor(plan, resolved) };
       // (a match of the joined or split words stands for every word as typed, a space taken for a typo)
-      const r = typoRounds(alt, new CandidateRounds(alt, segs), resolved.map((_, t) => t), 0, segs, masks, seen, sink, shouldStop, (score) => respaced(score, T, SPACE_COST));
+      const r = typoRounds(alt, new CandidateRounds(alt, segs), resolved.map((_, t) => t), 0, segs, masks, seen, sink, shouldStop, stats, (score) => respaced(score, T, SPACE_COST));
       if (r.first) first = first ? [...first, ...r.first] : r.first;
       if (r.stopped) return first!;
     }
@@ -68,7 +70,7 @@ export function runRounds(plan: SearchPlan, segs: LiveSegment[], masks: SegmentM
     for (const gone of droppedSets(droppable, drop, params.drop_tokens_mode, T)) {
       const active = all.filter((t) => !gone.has(t));
       if (active.length === 0) continue;
-      const r = typoRounds(plan, rounds, active, drop, segs, masks, seen, sink, shouldStop);
+      const r = typoRounds(plan, rounds, active, drop, segs, masks, seen, sink, shouldStop, stats);
       first ??= r.first;
       if ((stopped = r.stopped)) break;
     }
@@ -110,6 +112,7 @@ function typoRounds(
   seen: Uint8Array[],
   sink: RoundSink,
   shouldStop: () => boolean,
+  stats: CorpusStats,
   rescore: (score: number) => number = (score) => score,
 ): { first: CandidateTable | undefined; stopped: boolean } {
   const { params, words, fields } = plan;
@@ -128,7 +131,7 @@ function typoRounds(
       const segSeen = seen[s]!;
       const ok = matchSegment(
         segs[s]!,
-        { fields, tokens: active, totalTokens: words.tokens.length, candidates, phrases: words.phrases, prioritizeExact: params.prioritize_exact_match, dropped: drop },
+        { fields, tokens: active, totalTokens: words.tokens.length, candidates, phrases: words.phrases, prioritizeExact: params.prioritize_exact_match, dropped: drop, stats },
         { allow: masks.allow[s]!, exclude: masks.exclude[s]!, seen: segSeen },
         (ord, score) => {
           segSeen[ord] = 1;

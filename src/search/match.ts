@@ -29,7 +29,7 @@ import { isDeleted } from '../index/manifest.js';
 import { ELEMENT_SHIFT, partsColumnId, type PostingCursor, type TextIndex } from '../index/segment.js';
 import type { FieldSpec } from '../query/plan.js';
 import type { CandidateTable } from './candidates.js';
-import { baseScore, coverage, fieldKey, fieldPart, popcount, upperScore } from './score.js';
+import { baseScore, bm25, coverage, fieldKey, fieldPart, popcount, rarityTie, upperScore } from './score.js';
 
 interface TokenCursor {
   cursor: PostingCursor;
@@ -41,6 +41,8 @@ interface TokenCursor {
   term: number;
   /** 1 for a part of glued words, else 0 (its positions' tag in DocPositions). */
   part: number;
+  /** Documents holding the term (input.stats, or this segment's), for the rarity tie-break. */
+  df: number;
 }
 
 export interface MatchInput {
@@ -56,6 +58,49 @@ export interface MatchInput {
   dropped: number;
   /** Which strategy matches: 'auto' (default) picks the cheapest; the others force one (tests). 'one-token' needs one token and no phrase, 'taat' no phrase. */
   strategy?: MatchStrategy;
+  /** The statistics the rarity tie-break weighs words by: the whole collection's (default: the segment's own). */
+  stats?: CorpusStats;
+}
+
+/**
+ * Document frequencies and field lengths over every segment of a search, so that the rarity
+ * tie-break (score.ts rarityTie) does not depend on how the documents are split into
+ * segments: a merge leaves the order of hits as it was (deleted documents still count until
+ * a merge drops them). Counted lazily, per term and field, once per search.
+ */
+export class CorpusStats {
+  readonly n: number;
+  private readonly dfs = new Map<string, number>();
+  private readonly avgs = new Map<number, number>();
+  constructor(private readonly segs: readonly LiveSegment[]) {
+    this.n = segs.reduce((a, s) => a + s.reader.n, 0);
+  }
+  /** Documents holding `term` in the text column `column` (a field's id, or its parts' column). */
+  df(column: number, term: string): number {
+    const key = `${column}\u0000${term}`;
+    let v = this.dfs.get(key);
+    if (v === undefined) {
+      v = 0;
+      for (const seg of this.segs) {
+        const ti = seg.reader.text(column);
+        const idx = ti ? ti.terms.find(term) : -1;
+        if (idx >= 0) v += ti!.docFreq[idx]!;
+      }
+      this.dfs.set(key, v);
+    }
+    return v;
+  }
+  /** The mean length in words of the field with id `field`. */
+  avgLength(field: number): number {
+    let v = this.avgs.get(field);
+    if (v === undefined) {
+      let sum = 0;
+      for (const seg of this.segs) sum += (seg.reader.text(field)?.avgLength() ?? 0) * seg.reader.n;
+      v = this.n > 0 ? sum / this.n : 0;
+      this.avgs.set(field, v);
+    }
+    return v;
+  }
 }
 
 export type MatchStrategy = 'auto' | 'one-token' | 'taat' | 'daat';
@@ -163,6 +208,10 @@ export function matchSegment(
   const partTexts: (TextIndex | null)[] = fields.map((f) => seg.reader.text(partsColumnId(f.field.id)));
   const arrayField = fields.map((f) => f.field.isArray || f.field.type === 'string*');
   const weights = fields.map((f) => f.weight);
+  // (only queries of two words or more break ties by rarity)
+  const stats = T > 1 ? input.stats : undefined;
+  const N = stats ? stats.n : seg.reader.n;
+  const avgLen = fields.map((f, i) => (stats ? stats.avgLength(f.field.id) : (texts[i]?.avgLength() ?? 0)));
   // cursors per token
   const perToken: TokenCursor[][] = [];
   for (let t = 0; t < T; t++) {
@@ -173,7 +222,9 @@ export function matchSegment(
         const ti = c.part ? partTexts[f] : texts[f];
         if (!ti) continue;
         const idx = ti.terms.find(c.term);
-        if (idx >= 0) list.push({ cursor: ti.cursor(idx), field: f, cost: c.cost, ti, term: idx, part: c.part ? 1 : 0 });
+        if (idx < 0) continue;
+        const df = stats ? stats.df(c.part ? partsColumnId(fields[f]!.field.id) : fields[f]!.field.id, c.term) : ti.docFreq[idx]!;
+        list.push({ cursor: ti.cursor(idx), field: f, cost: c.cost, ti, term: idx, part: c.part ? 1 : 0, df });
       }
     }
     if (list.length === 0) return true; // a token with no postings here: nothing matches
@@ -188,7 +239,7 @@ export function matchSegment(
   if (input.phrases.length === 0 && strategy !== 'daat') {
     // documents per token (summed over its candidates); matchTaat takes the rarest first
     const df = perToken.map((list) => list.reduce((sum, tc) => sum + tc.ti.docFreq[tc.term]!, 0));
-    if (strategy === 'taat' || Math.min(...df) * TAAT_MIN_SHARE >= seg.reader.n) return matchTaat(seg, input, filters, perToken, df, texts, arrayField, weights, onMatch, threshold);
+    if (strategy === 'taat' || Math.min(...df) * TAAT_MIN_SHARE >= seg.reader.n) return matchTaat(seg, input, filters, perToken, df, texts, arrayField, weights, { avgLen, n: N }, onMatch, threshold);
   }
   const deleted = seg.deleted;
   const { allow, exclude, seen } = filters;
@@ -261,8 +312,31 @@ export function matchSegment(
       // phrases must be adjacent in one field
       if (input.phrases.length > 0 && !phrasesHold(input, pos, F)) continue;
     }
-    onMatch(d, base + bestField(pos, fieldTokenMask, T, weights, input.prioritizeExact && full, tokMin, texts, d, arrayField));
+    const tie = T > 1 ? rarity(perToken, tokMin, texts, avgLen, d, N) : 0;
+    onMatch(d, base + bestField(pos, fieldTokenMask, T, weights, input.prioritizeExact && full, tokMin, texts, d, arrayField) + tie);
   }
+}
+
+/**
+ * The rarity tie-break (score.ts rarityTie) of document `d`: per query token, the best BM25
+ * weight among its cheapest candidates' cursors standing on `d`, summed, with the
+ * collection's statistics (CorpusStats) when given. A part of a glued word counts its own
+ * rarity over its field's length. Read only for documents that may
+ * reach the page (after the upperScore test), from cursors already on them.
+ */
+function rarity(perToken: TokenCursor[][], tokMin: Int32Array, texts: (TextIndex | null)[], avgLen: number[], d: number, n: number): number {
+  let sum = 0;
+  for (let t = 0; t < perToken.length; t++) {
+    let best = 0;
+    for (const tc of perToken[t]!) {
+      if (tc.cursor.doc !== d || tc.cost !== tokMin[t]) continue;
+      const len = (texts[tc.field] ?? tc.ti).docLength(d);
+      const w = bm25(tc.df, n, Math.max(1, tc.cursor.tf), len, avgLen[tc.field]!);
+      if (w > best) best = w;
+    }
+    sum += best;
+  }
+  return rarityTie(sum, perToken.length, n);
 }
 
 /**
@@ -350,6 +424,8 @@ function matchTaat(
   texts: (TextIndex | null)[],
   arrayField: boolean[],
   weights: number[],
+  /** The statistics of the rarity tie-break (matchSegment). */
+  tieStats: { avgLen: number[]; n: number },
   onMatch: (ord: number, score: number) => void,
   threshold: () => number,
 ): boolean {
@@ -438,7 +514,7 @@ function matchTaat(
         if (c.doc === d) pos.add(t * F + tc.field, c, tc.cost === 0, tc.part);
       }
     }
-    onMatch(d, base + bestField(pos, masks, T, weights, input.prioritizeExact && full, tokMin, texts, d, arrayField));
+    onMatch(d, base + bestField(pos, masks, T, weights, input.prioritizeExact && full, tokMin, texts, d, arrayField) + (T > 1 ? rarity(cursors, tokMin, texts, tieStats.avgLen, d, tieStats.n) : 0));
   }
   pool.inUse = false;
   return true;

@@ -5,6 +5,12 @@
  *
  *   bits 44..49 tokens matched   36..43 255 - typo cost   28..35 proximity
  *   20..27 best field weight     19 exact match           13..18 fields matched
+ *   0..12 the rarity tie-break (queries of two words or more; rarityTie)
+ *
+ * text_match is the score without bits 0..12 (textMatchOf): what is reported and what the
+ * text_match sort clause compares. The tie-break is a sort clause of its own (`rarity`,
+ * search.ts sortClauses) after every other but the newest-first one, so that sort fields
+ * (default_sorting_field) keep ordering equal text matches as in the reference engine.
  *
  * The match strategies (match.ts) assemble a score only through these functions: the parts
  * known from which tokens hit which fields (baseScore), plus the best field's (fieldPart).
@@ -42,7 +48,43 @@ export function respaced(score: number, tokens: number, extraCost: number): numb
 
 /** The best a document with this base can score: its tokens adjacent, and an exact match in a field of this weight. */
 export function upperScore(base: number, weight: number): number {
-  return base + 255 * PROX_SHIFT + Math.min(255, weight) * WEIGHT_SHIFT + EXACT_SHIFT;
+  return base + 255 * PROX_SHIFT + Math.min(255, weight) * WEIGHT_SHIFT + EXACT_SHIFT + TIE_MAX;
+}
+
+/** The rarity tie-break takes the bits below this unit. */
+export const TIE_UNIT = 2 ** 13;
+
+/** The largest rarity tie-break (bits 0..12). */
+export const TIE_MAX = TIE_UNIT - 1;
+
+/** text_match: the score without its tie-break bits. */
+export function textMatchOf(score: number): number {
+  return score - (score % TIE_UNIT);
+}
+
+/** BM25's term-frequency saturation and length normalisation (the usual values). */
+const BM25_K1 = 1.2;
+const BM25_B = 0.75;
+
+/**
+ * One query word's BM25 weight in one field of a document: `df` documents of `n` hold the
+ * term, `tf` times in this one, whose field is `len` words long against `avgLen` on average.
+ * (Robertson and Zaragoza, "The Probabilistic Relevance Framework: BM25 and Beyond", 2009.)
+ */
+export function bm25(df: number, n: number, tf: number, len: number, avgLen: number): number {
+  const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  return (idf * tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * len) / Math.max(1, avgLen)));
+}
+
+/**
+ * The tie-break bits of a score: the BM25 sum of a document's `tokens` query words (each its
+ * best field's weight), scaled into 0..TIE_MAX by the most one word can weigh in a segment of
+ * `n` documents. Only documents equal in every bucket above compare by it: rarer words, and
+ * the same words in shorter fields, first; equals then fall to the sort's next clause.
+ */
+export function rarityTie(sum: number, tokens: number, n: number): number {
+  const most = Math.log(1 + (n + 0.5) / 0.5) * (BM25_K1 + 1);
+  return Math.max(0, Math.min(TIE_MAX, Math.round((sum / (tokens * most)) * TIE_MAX)));
 }
 
 /**
@@ -101,7 +143,8 @@ export interface MatchInfo {
 }
 
 /** The text_match_info fields, decoded from the score bits. */
-export function matchInfo(score: number, totalTokens: number): MatchInfo {
+export function matchInfo(withTie: number, totalTokens: number): MatchInfo {
+  const score = textMatchOf(withTie);
   const tokensMatched = Math.floor(score / TOK_SHIFT) % 64;
   const typoCost = 255 - (Math.floor(score / TYPO_SHIFT) % 256);
   const bestFieldWeight = Math.floor(score / WEIGHT_SHIFT) % 256;

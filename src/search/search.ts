@@ -151,9 +151,18 @@ export function search(plan: SearchPlan, queryVector?: Float32Array, ranked?: (r
 /**
  * The sort clauses: sort_by (with text_match, then seq, added as tie-breakers), or by
  * default text_match (the fused score in hybrid search; the distance in vector search),
- * then the default_sorting_field, then newest first.
+ * then the default_sorting_field, then newest first. A keyword search ranking by text_match
+ * breaks the ties left before newest first by the words' rarity (score.ts rarityTie).
  */
 function sortClauses(plan: SearchPlan, mode: 'keyword' | 'vector' | 'hybrid'): SortClause[] {
+  const out = baseSortClauses(plan, mode);
+  if (mode !== 'keyword' || !out.some((c) => c.kind === 'text_match')) return out;
+  const last = out.findIndex((c) => c.kind === 'seq');
+  out.splice(last < 0 ? out.length : last, 0, { kind: 'rarity', dir: -1 });
+  return out;
+}
+
+function baseSortClauses(plan: SearchPlan, mode: 'keyword' | 'vector' | 'hybrid'): SortClause[] {
   const user = plan.userSort;
   if (mode === 'vector' && !user) return [{ kind: 'vector_distance', dir: 1 }, { kind: 'seq', dir: -1 }];
   if (mode === 'hybrid' && !user) return [{ kind: 'text_match', dir: -1 }, { kind: 'seq', dir: -1 }];

@@ -6,6 +6,7 @@ import type { LiveSegment } from '../index/manifest.js';
 import { MISSING, fieldSortValue } from '../index/columns.js';
 import type { SortClause } from '../query/sort.js';
 import { geoSortKey } from '../geo/sort.js';
+import { TIE_UNIT } from './score.js';
 
 /** One collected document. `keys` holds its sort values, one per clause. */
 export interface Hit {
@@ -55,7 +56,11 @@ export class Sorter {
     {
       switch (c.kind) {
         case 'text_match':
-          return score;
+          // a keyword score (at least one token: >= 2^44) without its tie-break bits (score.ts
+          // textMatchOf); a fused hybrid score (below 1) as it is
+          return score >= TIE_UNIT ? score - (score % TIE_UNIT) : score;
+        case 'rarity':
+          return score % TIE_UNIT;
         case 'seq':
           return seq;
         case 'vector_distance':
