@@ -185,11 +185,12 @@ describe('search parameters: implemented, or refused with 400 naming them', () =
   it('refuses the values Fathom does not implement, naming the parameter', async () => {
     for (const [k, v] of [
       ['text_match_type', 'sum_score'],
-      ['text_match_type', 'max_weight'],
       ['text_match_type', 'nope'],
       ['prioritize_token_position', 'true'],
+      // (title was not created with infix: true)
       ['infix', 'always'],
       ['infix', 'fallback'],
+      ['infix', 'sometimes'],
       ['facet_strategy', 'guess'],
       ['facet_return_parent', 'address.city'],
     ]) {
@@ -212,6 +213,58 @@ describe('search parameters: implemented, or refused with 400 naming them', () =
       expect(res.status, `${k}=${v}`).toBe(200);
       expect(res.json.hits.map((h: { document: { id: string } }) => h.document.id)).toEqual(base.hits.map((h: { document: { id: string } }) => h.document.id));
     }
+  });
+
+  it('scores a document by its heaviest matching field with text_match_type=max_weight', async () => {
+    await client.collections().create({
+      name: 'weights',
+      fields: [
+        { name: 'title', type: 'string' },
+        { name: 'body', type: 'string' },
+      ],
+    });
+    // the body holds both words, the title (heavier) only one
+    await client.collections('weights').documents().import([{ id: '1', title: 'shoes', body: 'cheap red shoes' }], { action: 'create' });
+    const info = async (text_match_type?: string) =>
+      ((await client.collections('weights').documents().search({ q: 'red shoes', query_by: 'title,body', query_by_weights: '2,1', ...(text_match_type ? { text_match_type: text_match_type as 'max_score' } : {}) })).hits![0]!
+        .text_match_info as { best_field_weight: number });
+    expect((await info()).best_field_weight).toBe(1);
+    expect((await info('max_score')).best_field_weight).toBe(1);
+    expect((await info('max_weight')).best_field_weight).toBe(2);
+  });
+
+  it('finds words inside document words in fields created with infix: true (infix=always, fallback)', async () => {
+    await client.collections().create({
+      name: 'parts',
+      fields: [
+        { name: 'sku', type: 'string', infix: true },
+        { name: 'title', type: 'string' },
+      ],
+    });
+    await client.collections('parts').documents().import(
+      [
+        { id: 'a', sku: 'XB4000PRO', title: 'a drill' },
+        { id: 'b', sku: 'PRO2', title: 'a saw' },
+        { id: 'c', sku: 'LX500', title: 'a pro hammer' },
+      ],
+      { action: 'create' },
+    );
+    const ids = async (q: string, infix?: string, query_by = 'sku') =>
+      (await client.collections('parts').documents().search({ q, query_by, prefix: false, ...(infix ? { infix: infix as 'always' } : {}) })).hits!.map((h) => (h.document as { id: string }).id);
+    // off (the default): whole words only
+    expect(await ids('4000')).toEqual([]);
+    // always: inside words too, whole words first
+    expect(await ids('4000', 'always')).toEqual(['a']);
+    expect((await ids('pro', 'always')).sort()).toEqual(['a', 'b']);
+    // fallback: only when nothing matches as typed
+    expect(await ids('4000', 'fallback')).toEqual(['a']);
+    expect(await ids('pro', 'fallback,off', 'sku,title')).toEqual(['c']);
+    // one mode per query_by field; a whole word ranks above a word found inside another
+    expect(await ids('pro', 'always,off', 'sku,title')).toEqual(['c', 'b', 'a']);
+    // a field without infix: true is refused
+    const res = await call('GET', `/collections/parts/documents/search?q=pro&query_by=title&infix=always`);
+    expect(res.status).toBe(400);
+    expect(res.json.message).toMatch(/`infix`: field `title` was not created with `infix: true`/);
   });
 
   it('with exhaustive_search, finds typo matches even when exact matches were enough', async () => {

@@ -4,9 +4,9 @@
  *
  *   facet_strategy        exhaustive | top_values | automatic: Fathom always counts every
  *                         match exactly, which each strategy's answer approximates at best
- *   text_match_type       max_score (what the scoring does); max_weight and sum_score: 400
+ *   text_match_type       max_score and max_weight (params.ts, search/match.ts bestField);
+ *                         sum_score: 400 (the score is one field's, packed in bits)
  *   prioritize_token_position   false; true: 400 (the scoring keeps no position weight)
- *   infix                 off (one value, or one per query_by field); always / fallback: 400
  *   facet_return_parent   empty; naming fields: 400
  *
  * (`exhaustive_search` and `enable_highlight_v1` are implemented in params.ts and hits;
@@ -33,22 +33,15 @@ export function checkCompatParams(raw: RawParams): void {
   const tm = text(raw, 'text_match_type');
   if (tm !== undefined) {
     const v = tm.trim();
-    if (v === 'max_weight' || v === 'sum_score') {
-      bad(`parameter \`text_match_type\`: \`${v}\` is not supported; Fathom scores by the best field (max_score)`);
+    if (v === 'sum_score') {
+      bad(`parameter \`text_match_type\`: \`sum_score\` is not supported; a document scores by one field (max_score: its best, max_weight: its heaviest)`);
     }
-    if (v !== 'max_score') bad(`parameter \`text_match_type\` must be max_score, max_weight or sum_score, got ${JSON.stringify(tm)}`);
+    if (v !== 'max_score' && v !== 'max_weight') bad(`parameter \`text_match_type\` must be max_score, max_weight or sum_score, got ${JSON.stringify(tm)}`);
   }
   const ptp = text(raw, 'prioritize_token_position');
   if (ptp !== undefined) {
     if (ptp === 'true' || ptp === '1') bad('parameter `prioritize_token_position`: true is not supported; the text match score does not weigh where in a field the words stand');
     if (ptp !== 'false' && ptp !== '0') bad(`parameter \`prioritize_token_position\` must be true or false, got ${JSON.stringify(ptp)}`);
-  }
-  const infix = text(raw, 'infix');
-  if (infix !== undefined) {
-    for (const v of infix.split(',').map((s) => s.trim())) {
-      if (v === 'always' || v === 'fallback') bad(`parameter \`infix\`: \`${v}\` is not supported; infix (substring) search is not built, so only \`off\` is accepted`);
-      if (v !== 'off') bad(`parameter \`infix\` must be off, always or fallback (one value, or one per query_by field), got ${JSON.stringify(v)}`);
-    }
   }
   const frp = text(raw, 'facet_return_parent');
   if (frp !== undefined) bad('parameter `facet_return_parent` is not supported: facet counts do not carry the parent objects of nested values');

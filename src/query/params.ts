@@ -52,9 +52,10 @@ export interface SearchParams {
   alpha: number;
   exhaustive_search: boolean;
   /** Checked in compat.ts: the one value of each that Fathom implements, or a strategy whose answer exact counting gives. */
-  text_match_type: 'max_score';
+  text_match_type: 'max_score' | 'max_weight';
   prioritize_token_position: false;
-  infix: 'off';
+  /** Per query_by field (one value: every field): off, always or fallback. */
+  infix: InfixMode[];
   facet_strategy: 'exhaustive' | 'top_values' | 'automatic';
   enable_synonyms: boolean;
   synonym_prefix: boolean;
@@ -96,6 +97,17 @@ function int(raw: RawParams, k: string, dflt: number, min: number, max: number):
 function intParam(raw: RawParams, k: string): number {
   const p = parameter(k);
   return int(raw, k, p.default as number, p.min!, p.max!);
+}
+
+export type InfixMode = 'off' | 'always' | 'fallback';
+
+/** infix: one mode, or one per query_by field (comma-separated or an array). */
+function infixModes(raw: RawParams): InfixMode[] {
+  const v = raw.infix;
+  if (v === undefined || v === null || v === '') return ['off'];
+  const list = (Array.isArray(v) ? v.map(String) : String(v).split(',')).map((s) => s.trim());
+  for (const m of list) if (m !== 'off' && m !== 'always' && m !== 'fallback') bad(`parameter \`infix\` must be off, always or fallback (one value, or one per query_by field), got ${JSON.stringify(m)}`);
+  return list as InfixMode[];
 }
 
 /** One of a 'choice' parameter's values, or its default. */
@@ -207,9 +219,9 @@ export function parseSearchParams(raw: RawParams): SearchParams {
     max_candidates: exhaustive ? parameter('max_candidates').max! : intParam(raw, 'max_candidates'),
     split_join_tokens: choiceParam(raw, 'split_join_tokens'),
     exhaustive_search: exhaustive,
-    text_match_type: 'max_score',
+    text_match_type: str(raw, 'text_match_type')?.trim() === 'max_weight' ? 'max_weight' : 'max_score',
     prioritize_token_position: false,
-    infix: 'off',
+    infix: infixModes(raw),
     facet_strategy: (str(raw, 'facet_strategy')?.trim() || parameter('facet_strategy').default) as SearchParams['facet_strategy'],
     filter_by: str(raw, 'filter_by') || undefined,
     sort_by: str(raw, 'sort_by') || undefined,

@@ -17,7 +17,7 @@ import { parseFilter } from './filter.js';
 import { compileFilter, type CompiledFilter } from './filter-eval.js';
 import { parseSort, type SortClause } from './sort.js';
 import { parseQ } from './q.js';
-import type { SearchParams } from './params.js';
+import type { InfixMode, SearchParams } from './params.js';
 import { checkVisible, hiddenBy, joinLists, scopedFilter, type SearchScope } from './scope.js';
 import { parseVectorQuery, type VectorQuery } from '../vector/vquery.js';
 import { SEARCH_DEFAULTS } from '../defaults.js';
@@ -39,6 +39,8 @@ export interface FieldSpec {
   weight: number;
   prefix: boolean;
   numTypos: number;
+  /** infix for this field: its words are also found inside document words (search/candidates.ts infixCandidates). */
+  infix: InfixMode;
 }
 
 /** A facet_by field, with the facet_query words that narrow its values. */
@@ -270,9 +272,16 @@ function resolveQueryFields(schema: Schema, params: SearchParams): FieldSpec[] {
       weight: Math.max(0, Math.min(255, Math.round(w))),
       prefix: params.prefix[i] ?? params.prefix[0] ?? true,
       numTypos: params.num_typos[i] ?? params.num_typos[0] ?? 2,
+      infix: infixFor(field, params.infix[i] ?? params.infix[0] ?? 'off'),
     });
   });
   return out;
+}
+
+/** A field's infix mode, refused when the field keeps no infix index (`infix: true`), as the reference refuses it. */
+function infixFor(field: Field, mode: InfixMode): InfixMode {
+  if (mode !== 'off' && !field.infix) bad(`parameter \`infix\`: field \`${field.name}\` was not created with \`infix: true\`; add it to the field to search inside its words`);
+  return mode;
 }
 
 /** The embedding field named in query_by, if any (semantic / hybrid search on `q`). */

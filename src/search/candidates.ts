@@ -339,6 +339,8 @@ export class CandidateRounds {
   constructor(
     private readonly plan: SearchPlan,
     private readonly segs: LiveSegment[],
+    /** The infix modes whose fields also take words found inside document words (`always`; with `fallback` for the fallback rounds). */
+    private readonly infix: ReadonlySet<string> = ALWAYS,
   ) {}
 
   /** The candidate table at a typo level (0..2). */
@@ -383,11 +385,47 @@ export class CandidateRounds {
             lists[k] = merged.sort((a, b) => a.cost - b.cost);
           });
         }
-        members.forEach((g, k) => this.expanded.set(memoKey(g, allowed), withSynonyms(lists[k]!, words.synonyms?.[t]?.[g])));
+        members.forEach((g, k) => {
+          // infix: words holding the query word inside them, as written (not a phrase's words)
+          const f = fields[g]!;
+          if (this.infix.has(f.infix) && !words.inPhrase.has(t)) lists[k] = [...lists[k]!, ...infixCandidates(this.segs, f.field, word, params.max_candidates, lists[k]!)];
+          this.expanded.set(memoKey(g, allowed), withSynonyms(lists[k]!, words.synonyms?.[t]?.[g]));
+        });
       }
       return fields.map((_f, fi) => reused(fi)!);
     });
     this.tables.set(key, table);
     return table;
   }
+}
+
+const ALWAYS: ReadonlySet<string> = new Set(['always']);
+
+/** What a word found inside a longer document word costs: like a completion, never exact. */
+export const INFIX_COST = 1;
+
+/**
+ * infix: the terms of `field` that hold `word` (anywhere but as the whole term), the `limit`
+ * most frequent over all segments, leaving out terms already in `have`. A scan of the field's term dictionaries (an infix index of n-grams would
+ * answer without one): only fields created with `infix: true`, only when a search asks.
+ */
+export function infixCandidates(segs: LiveSegment[], field: Field, word: string, limit: number, have: readonly Candidate[]): Candidate[] {
+  if (word.length === 0) return [];
+  const taken = new Set(have.map((c) => c.term));
+  const df = new Map<string, number>();
+  for (const seg of segs) {
+    const ti = seg.reader.text(field.id);
+    if (!ti) continue;
+    const terms = ti.terms;
+    for (let i = 0; i < terms.size; i++) {
+      if (terms.length(i) <= word.length) continue;
+      const term = terms.get(i);
+      if (term.indexOf(word) < 0 || taken.has(term)) continue;
+      df.set(term, (df.get(term) ?? 0) + ti.docFreq[i]!);
+    }
+  }
+  return [...df.entries()]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .slice(0, limit)
+    .map(([term]) => ({ term, cost: INFIX_COST }));
 }

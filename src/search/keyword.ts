@@ -5,6 +5,8 @@
  *   1. the query as typed: typo level 0, then 1..max for the tokens that found nothing,
  *      then for all: candidates (candidates.ts) -> match every segment (match.ts) -> collect;
  *      stop the rounds once found >= typo_tokens_threshold
+ *   1b. infix=fallback fields, when 1 found nothing: the same rounds, the words also found
+ *      inside document words (candidates.ts infixCandidates; `always` fields do so in 1)
  *   2. split_join_tokens: `always`, or `fallback` when 1 found nothing: the query's words
  *      joined (`basket ball` -> `basketball`) or one split in two (`basketball` -> `basket
  *      ball`) as a field's dictionary has them (resolveSpaces), searched the same way
@@ -52,6 +54,13 @@ export function runRounds(plan: SearchPlan, segs: LiveSegment[], masks: SegmentM
   const typed = typoRounds(plan, rounds, all, 0, segs, masks, seen, sink, shouldStop, stats);
   if (typed.stopped) return typed.first!;
   let first = typed.first;
+  // infix=fallback: words found inside document words, when nothing matched as typed
+  if (sink.found() === 0 && plan.fields.some((f) => f.infix === 'fallback')) {
+    const r = typoRounds(plan, new CandidateRounds(plan, segs, WITH_FALLBACK), all, 0, segs, masks, seen, sink, shouldStop, stats);
+    // (the same words, with more candidates: their table replaces the first for highlighting)
+    if (r.first) first = r.first;
+    if (r.stopped) return first!;
+  }
   const sj = params.split_join_tokens;
   if ((sj === 'always' || (sj === 'fallback' && sink.found() === 0)) && words.phrases.length === 0) {
     const resolved = resolveSpaces(plan, segs);
@@ -98,6 +107,8 @@ export function droppedSets(droppable: number[], drop: number, mode: string, T: 
   return [right];
 }
 
+const WITH_FALLBACK: ReadonlySet<string> = new Set(['always', 'fallback']);
+
 /**
  * The typo rounds of one set of a plan's tokens: level 0, then typos for the tokens that
  * found nothing, then for all, until found >= typo_tokens_threshold. `stopped`: cut off.
@@ -131,7 +142,7 @@ function typoRounds(
       const segSeen = seen[s]!;
       const ok = matchSegment(
         segs[s]!,
-        { fields, tokens: active, totalTokens: words.tokens.length, candidates, phrases: words.phrases, prioritizeExact: params.prioritize_exact_match, dropped: drop, stats },
+        { fields, tokens: active, totalTokens: words.tokens.length, candidates, phrases: words.phrases, prioritizeExact: params.prioritize_exact_match, dropped: drop, stats, maxWeight: params.text_match_type === 'max_weight' },
         { allow: masks.allow[s]!, exclude: masks.exclude[s]!, seen: segSeen },
         (ord, score) => {
           segSeen[ord] = 1;

@@ -60,6 +60,8 @@ export interface MatchInput {
   strategy?: MatchStrategy;
   /** The statistics the rarity tie-break weighs words by: the whole collection's (default: the segment's own). */
   stats?: CorpusStats;
+  /** text_match_type=max_weight: the best field is the heaviest holding a query word (else the one scoring best). */
+  maxWeight?: boolean;
 }
 
 /**
@@ -249,7 +251,8 @@ export function matchSegment(
   const needAll = T > 1 || input.phrases.length > 0;
   const exactArrays = input.prioritizeExact && T === input.totalTokens && arrayField.some(Boolean);
   const full = T === input.totalTokens;
-  const canPrune = input.phrases.length === 0;
+  // (with max_weight the best field may be heavier than the bound assumes: no pruning)
+  const canPrune = input.phrases.length === 0 && !input.maxWeight;
   let target = 0;
   let steps = 0;
   for (;;) {
@@ -313,7 +316,7 @@ export function matchSegment(
       if (input.phrases.length > 0 && !phrasesHold(input, pos, F)) continue;
     }
     const tie = T > 1 ? rarity(perToken, tokMin, texts, avgLen, d, N) : 0;
-    onMatch(d, base + bestField(pos, fieldTokenMask, T, weights, input.prioritizeExact && full, tokMin, texts, d, arrayField) + tie);
+    onMatch(d, base + bestField(pos, fieldTokenMask, T, weights, input.prioritizeExact && full, tokMin, texts, d, arrayField, input.maxWeight === true) + tie);
   }
 }
 
@@ -345,7 +348,18 @@ function rarity(perToken: TokenCursor[][], tokMin: Int32Array, texts: (TextIndex
  * the query; the best by fieldKey. Shared by the document-at-a-time and term-at-a-time
  * strategies.
  */
-function bestField(pos: DocPositions, masks: Int32Array, T: number, weights: readonly number[], checkExact: boolean, tokMin: Int32Array, texts: (TextIndex | null)[], d: number, arrayField: boolean[]): number {
+function bestField(
+  pos: DocPositions,
+  masks: Int32Array,
+  T: number,
+  weights: readonly number[],
+  checkExact: boolean,
+  tokMin: Int32Array,
+  texts: (TextIndex | null)[],
+  d: number,
+  arrayField: boolean[],
+  byWeight: boolean,
+): number {
   const F = weights.length;
   let best = -1;
   let bestProx = 0;
@@ -360,7 +374,7 @@ function bestField(pos: DocPositions, masks: Int32Array, T: number, weights: rea
     if (count > 1) prox = 255 - Math.min(255, Math.max(0, windowSpan(pos, mask, f, T, F) - (count - 1)));
     let exact = 0;
     if (checkExact && count === T && texts[f]) exact = isExact(pos, f, T, F, tokMin, texts[f]!, d, arrayField[f]!) ? 1 : 0;
-    const key = fieldKey(count, prox, weights[f]!, exact);
+    const key = byWeight ? weights[f]! * 2 ** 30 + fieldKey(count, prox, 0, exact) : fieldKey(count, prox, weights[f]!, exact);
     if (key > best) {
       best = key;
       bestProx = prox;
@@ -501,7 +515,7 @@ function matchTaat(
     if ((allow !== null && allow[d] === 0) || (exclude !== null && exclude[d] === 1) || (seen !== null && seen[d] === 1) || isDeleted(deleted, d)) continue;
     const cov = coverage(masks, weights);
     const base = baseScore(T, typoCost, cov >>> 8);
-    if (upperScore(base, cov & 255) < threshold()) {
+    if (!input.maxWeight && upperScore(base, cov & 255) < threshold()) {
       onMatch(d, base); // counted, but it cannot reach the page
       continue;
     }
@@ -514,7 +528,7 @@ function matchTaat(
         if (c.doc === d) pos.add(t * F + tc.field, c, tc.cost === 0, tc.part);
       }
     }
-    onMatch(d, base + bestField(pos, masks, T, weights, input.prioritizeExact && full, tokMin, texts, d, arrayField) + (T > 1 ? rarity(cursors, tokMin, texts, tieStats.avgLen, d, tieStats.n) : 0));
+    onMatch(d, base + bestField(pos, masks, T, weights, input.prioritizeExact && full, tokMin, texts, d, arrayField, input.maxWeight === true) + (T > 1 ? rarity(cursors, tokMin, texts, tieStats.avgLen, d, tieStats.n) : 0));
   }
   pool.inUse = false;
   return true;
