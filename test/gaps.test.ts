@@ -109,6 +109,37 @@ describe('facets', () => {
     ]);
     await expect(client.collections('people').documents().search({ q: '*', facet_by: 'address' })).rejects.toMatchObject({ httpStatus: 400 });
   });
+
+  it('gives each facet value the object holding it with facet_return_parent', async () => {
+    await client.collections().create({ name: 'shops', enable_nested_fields: true, fields: [{ name: 'name', type: 'string' }, { name: 'branches', type: 'object[]', facet: true }] });
+    await client.collections('shops').documents().import(
+      [
+        { id: '1', name: 'north', branches: [{ city: 'Oslo', code: 'OS' }, { city: 'Bergen', code: 'BG' }] },
+        { id: '2', name: 'south', branches: [{ city: 'Oslo', code: 'OS' }] },
+      ],
+      { action: 'create' },
+    );
+    const res = await call('GET', '/collections/shops/documents/search?q=*&facet_by=branches.city,branches.code&facet_return_parent=branches.city');
+    expect(res.status).toBe(200);
+    const [city, code] = res.json.facet_counts as Array<{ counts: Array<{ value: string; count: number; parent?: unknown }> }>;
+    expect(city!.counts).toEqual([
+      { value: 'Oslo', count: 2, highlighted: 'Oslo', parent: { city: 'Oslo', code: 'OS' } },
+      { value: 'Bergen', count: 1, highlighted: 'Bergen', parent: { city: 'Bergen', code: 'BG' } },
+    ]);
+    // only the fields named carry parents
+    expect(code!.counts.every((c) => c.parent === undefined)).toBe(true);
+    // a scoped key that hides a field hides it in the parents too
+    const parent = await client.keys().create({ description: 'search', actions: ['documents:search'], collections: ['shops'] });
+    const scoped = client.keys().generateScopedSearchKey(parent.value!, { exclude_fields: 'branches.code' });
+    const viaKey = await fetch(url('/collections/shops/documents/search?q=*&facet_by=branches.city&facet_return_parent=branches.city'), { headers: { 'X-TYPESENSE-API-KEY': scoped } });
+    expect(viaKey.status).toBe(200);
+    const viaKeyCounts = ((await viaKey.json()) as { facet_counts: Array<{ counts: Array<{ parent?: unknown }> }> }).facet_counts[0]!.counts;
+    expect(viaKeyCounts.map((c) => c.parent)).toEqual([{ city: 'Oslo' }, { city: 'Bergen' }]);
+    // a field not in facet_by is refused
+    const bad = await call('GET', '/collections/shops/documents/search?q=*&facet_by=branches.code&facet_return_parent=branches.city');
+    expect(bad.status).toBe(400);
+    expect(bad.json.message).toContain('`facet_return_parent`');
+  });
 });
 
 describe('aliases and collections', () => {
@@ -192,6 +223,7 @@ describe('search parameters: implemented, or refused with 400 naming them', () =
       ['infix', 'fallback'],
       ['infix', 'sometimes'],
       ['facet_strategy', 'guess'],
+      // (not in facet_by)
       ['facet_return_parent', 'address.city'],
     ]) {
       const res = await search({ [k!]: v! });

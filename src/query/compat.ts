@@ -7,9 +7,9 @@
  *   text_match_type       max_score and max_weight (params.ts, search/match.ts bestField);
  *                         sum_score: 400 (the score is one field's, packed in bits)
  *   prioritize_token_position   false; true: 400 (the scoring keeps no position weight)
- *   facet_return_parent   empty; naming fields: 400
  *
- * (`exhaustive_search` and `enable_highlight_v1` are implemented in params.ts and hits;
+ * (`exhaustive_search`, `enable_highlight_v1`, `infix` and `facet_return_parent` are
+ * implemented in params.ts, plan.ts and the search;
  * `split_join_tokens` and `drop_tokens_mode` are ranking parameters: search/keyword.ts.)
  */
 import { FathomError } from '../errors.js';
@@ -43,6 +43,4 @@ export function checkCompatParams(raw: RawParams): void {
     if (ptp === 'true' || ptp === '1') bad('parameter `prioritize_token_position`: true is not supported; the text match score does not weigh where in a field the words stand');
     if (ptp !== 'false' && ptp !== '0') bad(`parameter \`prioritize_token_position\` must be true or false, got ${JSON.stringify(ptp)}`);
   }
-  const frp = text(raw, 'facet_return_parent');
-  if (frp !== undefined) bad('parameter `facet_return_parent` is not supported: facet counts do not carry the parent objects of nested values');
 }

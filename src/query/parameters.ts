@@ -73,7 +73,7 @@ export const SEARCH_PARAMETERS: readonly SearchParameter[] = [
   { name: 'prioritize_token_position', kind: 'bool', default: false, doc: 'false only: true is refused with 400 (the score does not weigh word positions)' },
   { name: 'infix', kind: 'text', default: 'off', doc: 'substring matches in fields created with `infix: true`: off, always (with the usual matches) or fallback (only when those find nothing); one value, or one per query_by field' },
   { name: 'facet_strategy', kind: 'text', default: 'exhaustive', doc: 'exhaustive, top_values or automatic: facets are always counted exactly over every match' },
-  { name: 'facet_return_parent', kind: 'fields', doc: 'refused with 400 when it names fields (facet counts carry no parent objects)' },
+  { name: 'facet_return_parent', kind: 'fields', doc: 'facet_by fields of nested objects whose counts carry `parent`: the object holding the value' },
   { name: 'stopwords', kind: 'text', doc: 'the name of a stopword set whose words are removed from q', flag: true },
   { name: 'filter_by', kind: 'text', doc: 'a filter, e.g. `section:=games && installed_size:>1000`, joins `$other(...)`', flag: true },
   { name: 'sort_by', kind: 'text', doc: 'up to three clauses, e.g. `installed_size:desc`, `_text_match`, `_vector_distance`', flag: true },

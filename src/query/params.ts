@@ -30,6 +30,8 @@ export interface SearchParams {
   facet_by: string[];
   max_facet_values: number;
   facet_query?: string;
+  /** facet_by fields whose counts carry the object holding the value (`parent`). */
+  facet_return_parent: string[];
   page: number;
   per_page: number;
   offset?: number;
@@ -228,6 +230,7 @@ export function parseSearchParams(raw: RawParams): SearchParams {
     facet_by: parseFieldList(str(raw, 'facet_by')) ?? [],
     max_facet_values: intParam(raw, 'max_facet_values'),
     facet_query: str(raw, 'facet_query') || undefined,
+    facet_return_parent: parseFieldList(str(raw, 'facet_return_parent')) ?? [],
     page: intParam(raw, 'page'),
     per_page: limit ?? perPage,
     ...(offset !== undefined ? { offset } : {}),

@@ -48,6 +48,8 @@ export interface FacetSpec {
   field: Field;
   /** facet_query tokens for this field (prefix match on the value's tokens). */
   query?: string[];
+  /** facet_return_parent: each count carries the object holding the value. */
+  returnParent?: boolean;
 }
 
 /** The words of `q` after tokenising and stopwords. */
@@ -328,6 +330,9 @@ function facetSpecs(schema: Schema, params: SearchParams, scope: SearchScope | u
     fq = { field: params.facet_query.slice(0, colon).trim(), text: params.facet_query.slice(colon + 1).trim() };
     if (!names.includes(fq.field)) bad(`facet_query: field \`${fq.field}\` is not in facet_by`);
   }
+  for (const name of params.facet_return_parent) {
+    if (!names.includes(name)) bad(`parameter \`facet_return_parent\`: field \`${name}\` is not in facet_by`);
+  }
   return names.map((name) => {
     const field = schema.field(name);
     if (!field) bad(`facet_by: no field named \`${name}\` in collection \`${schema.name}\``);
@@ -335,6 +340,7 @@ function facetSpecs(schema: Schema, params: SearchParams, scope: SearchScope | u
     if (field.kind === 'object') bad(`facet_by: \`${name}\` is an object field; facet on its leaves, e.g. \`${name}.<key>\``);
     const spec: FacetSpec = { field };
     if (fq && fq.field === name) spec.query = fieldTokenizer(schema, { locale: field.locale, stem: false }).tokens(fq.text);
+    if (params.facet_return_parent.includes(name)) spec.returnParent = true;
     return spec;
   });
 }

@@ -19,7 +19,7 @@ import { joinSortValue } from '../join/join.js';
 import { getVector } from '../vector/vecstore.js';
 import { distance as vecDistance, norm } from '../vector/vsearch.js';
 import { type Sorter, TopK, type Hit } from './topk.js';
-import { FacetCounter, type FacetResult } from './facets.js';
+import { FacetCounter, type FacetResult, type ParentOf } from './facets.js';
 
 /** What the vector side knows of a hit beyond its text_match score. */
 export interface Extra {
@@ -154,6 +154,7 @@ export class Facets implements Collector<FacetResult[]> {
     private readonly startTag: string,
     private readonly endTag: string,
     groupFields: Field[] = [],
+    private readonly parentOf?: ParentOf,
   ) {
     this.counter = new FacetCounter(
       specs,
@@ -170,7 +171,7 @@ export class Facets implements Collector<FacetResult[]> {
   }
 
   harvest(): FacetResult[] {
-    return this.counter.results(this.segs, this.maxValues, this.startTag, this.endTag);
+    return this.counter.results(this.segs, this.maxValues, this.startTag, this.endTag, this.parentOf);
   }
 }
 

@@ -11,7 +11,12 @@ export interface FacetCount {
   count: number;
   highlighted: string;
   value: string;
+  /** facet_return_parent: the object holding the value, in a document that has it. */
+  parent?: Record<string, unknown>;
 }
+
+/** The object holding `value` at the field's path in the document of (segment, ordinal), if any. */
+export type ParentOf = (segIndex: number, ord: number, field: Field, value: string) => Record<string, unknown> | undefined;
 
 export interface FacetResult {
   field_name: string;
@@ -37,6 +42,8 @@ interface FieldAcc {
   max: number;
   sum: number;
   n: number;
+  /** facet_return_parent: per value, the first matching document holding it (segment, ordinal). */
+  where: Map<string | number, [number, number]> | null;
 }
 
 export class FacetCounter {
@@ -63,6 +70,7 @@ export class FacetCounter {
       max: -Infinity,
       sum: 0,
       n: 0,
+      where: spec.returnParent ? new Map() : null,
     }));
   }
 
@@ -95,6 +103,10 @@ export class FacetCounter {
         if (!ti) continue;
         const counts = a.lastCounts!;
         const { offsets, values } = ti.valueIds!;
+        if (a.where) {
+          const strs = ti.valueStrings();
+          for (let k = offsets[ord]!; k < offsets[ord + 1]!; k++) if (!a.where.has(strs[values[k]!]!)) a.where.set(strs[values[k]!]!, [segIndex, ord]);
+        }
         if (group !== undefined) {
           const strs = ti.valueStrings();
           for (let k = offsets[ord]!; k < offsets[ord + 1]!; k++) addGroup(a.groups!, strs[values[k]!]!, group);
@@ -106,6 +118,7 @@ export class FacetCounter {
         if (!col) continue;
         for (let k = col.offsets[ord]!; k < col.offsets[ord + 1]!; k++) {
           const v = col.values[k]!;
+          if (a.where && !a.where.has(v)) a.where.set(v, [segIndex, ord]);
           if (group !== undefined) addGroup(a.groups!, v, group);
           else a.nums.set(v, (a.nums.get(v) ?? 0) + 1);
           if (v < a.min) a.min = v;
@@ -117,7 +130,7 @@ export class FacetCounter {
     }
   }
 
-  results(segs: LiveSegment[], maxValues: number, startTag: string, endTag: string): FacetResult[] {
+  results(segs: LiveSegment[], maxValues: number, startTag: string, endTag: string, parentOf?: ParentOf): FacetResult[] {
     return this.accs.map((a) => {
       const f = a.spec.field;
       let entries: Array<[string, number]>;
@@ -150,10 +163,18 @@ export class FacetCounter {
         stats.sum = a.sum;
         stats.avg = a.sum / a.n;
       }
+      const where = a.where;
+      const located = where ? new Map([...where.entries()].map(([v, at]) => [typeof v === 'number' ? formatNumber(v, f) : v, at])) : null;
       return {
         field_name: f.name,
         sampled: false,
-        counts: withHighlight.slice(0, maxValues).map(({ count, highlighted, value }) => ({ count, highlighted, value })),
+        counts: withHighlight.slice(0, maxValues).map(({ count, highlighted, value }) => {
+          const c: FacetCount = { count, highlighted, value };
+          const at = located?.get(value);
+          const parent = at && parentOf ? parentOf(at[0], at[1], f, value) : undefined;
+          if (parent) c.parent = parent;
+          return c;
+        }),
         stats,
       };
     });

@@ -79,3 +79,33 @@ export function hydrate(store: Store, schema: Schema, plan: SearchPlan, h: Hit, 
   if ((h.info as { curated?: boolean } | undefined)?.curated) out.curated = true;
   return out;
 }
+
+/**
+ * facet_return_parent: the object holding `value` at `field`'s path (`address.city` ->
+ * the `address` object; in an array of objects, the element holding the value), in the
+ * stored document of `seq`, bounded by the scoped key as hits are. Undefined when the
+ * value sits at the top level or the path holds no object.
+ */
+export function facetParent(store: Store, schema: Schema, plan: SearchPlan, seq: number, path: string, value: string): Record<string, unknown> | undefined {
+  const loaded = loadDocument(store, schema, seq);
+  if (!loaded) return undefined;
+  const doc = boundDocument(loaded, keyProjection(plan.scope));
+  const keys = path.split('.');
+  if (keys.length < 2) return undefined;
+  const leaf = keys[keys.length - 1]!;
+  const holds = (v: unknown): boolean => (Array.isArray(v) ? v.some(holds) : v !== null && v !== undefined && typeof v !== 'object' && String(v) === value);
+  const walk = (node: unknown, depth: number): Record<string, unknown> | undefined => {
+    if (Array.isArray(node)) {
+      for (const el of node) {
+        const found = walk(el, depth);
+        if (found) return found;
+      }
+      return undefined;
+    }
+    if (node === null || typeof node !== 'object') return undefined;
+    const obj = node as Record<string, unknown>;
+    if (depth === keys.length - 1) return holds(obj[leaf]) ? obj : undefined;
+    return walk(obj[keys[depth]!], depth + 1);
+  };
+  return walk(doc[keys[0]!], 1);
+}

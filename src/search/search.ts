@@ -17,7 +17,7 @@
  * before matching, pinned ones placed into the page after collecting).
  */
 import type { Store } from '../storage/store.js';
-import type { Schema } from '../schema/schema.js';
+import type { Field, Schema } from '../schema/schema.js';
 import { getSchema } from '../collection/catalog.js';
 import { isDeleted, snapshot } from '../index/manifest.js';
 import { parseFilter } from '../query/filter.js';
@@ -30,7 +30,7 @@ import type { FacetResult } from './facets.js';
 import { exclusionBytes, runRounds, scanAll, type SegmentMasks } from './keyword.js';
 import { allowedSeqs, nearest, runVector, vectorRun } from './vector.js';
 import { runHybrid } from './hybrid.js';
-import { highlightFields, hydrate, type SearchHit } from './hits.js';
+import { facetParent, highlightFields, hydrate, type SearchHit } from './hits.js';
 import { Sorter, type Hit } from './topk.js';
 import type { CandidateTable } from './candidates.js';
 import { geoDistances } from '../geo/sort.js';
@@ -88,7 +88,10 @@ export function search(plan: SearchPlan, queryVector?: Float32Array, ranked?: (r
   const hits = grouping
     ? new Groups(segs, sorter, plan.groupFields, params.group_limit, offset, limit, clauseValue)
     : new TopHits(segs, sorter, offset, limit, clauseValue);
-  const matches = new Matches(hits, new Facets(segs, plan.facets, params.max_facet_values, params.highlight_start_tag, params.highlight_end_tag, plan.groupFields));
+  const parentOf = plan.facets.some((f) => f.returnParent)
+    ? (segIndex: number, ord: number, field: Field, value: string) => facetParent(store, schema, plan, segs[segIndex]!.reader.seqs[ord]!, field.name, value)
+    : undefined;
+  const matches = new Matches(hits, new Facets(segs, plan.facets, params.max_facet_values, params.highlight_start_tag, params.highlight_end_tag, plan.groupFields, parentOf));
   let cutoff = false;
   const cutoffMs = params.search_cutoff_ms;
   const shouldStop = () => {
