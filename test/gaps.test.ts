@@ -217,7 +217,6 @@ describe('search parameters: implemented, or refused with 400 naming them', () =
     for (const [k, v] of [
       ['text_match_type', 'sum_score'],
       ['text_match_type', 'nope'],
-      ['prioritize_token_position', 'true'],
       // (title was not created with infix: true)
       ['infix', 'always'],
       ['infix', 'fallback'],

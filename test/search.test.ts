@@ -198,6 +198,33 @@ describe('ranking', () => {
     await f.close();
   });
 
+  it('ranks a query word earlier in the field first with prioritize_token_position, before sort fields', async () => {
+    const e = await coll(
+      [
+        { id: 'early', title: 'red fox and a few more words', year: 2000 },
+        { id: 'late', title: 'a big red fox', year: 2020 },
+      ],
+      [
+        { name: 'title', type: 'string' },
+        { name: 'year', type: 'int32' },
+      ],
+    );
+    const q = async (extra: Record<string, string> = {}) => ids(await e.search('c', { q: 'red fox', query_by: 'title', ...extra }));
+    // equal text matches: the rarity tie-break puts the shorter field first
+    expect(await q()).toEqual(['late', 'early']);
+    expect(await q({ prioritize_token_position: 'true' })).toEqual(['early', 'late']);
+    // one word too
+    expect(ids(await e.search('c', { q: 'fox', query_by: 'title', prioritize_token_position: 'true' }))).toEqual(['early', 'late']);
+    // the position counts as part of the text match: before sort_by's fields
+    expect(await q({ sort_by: '_text_match:desc,year:desc' })).toEqual(['late', 'early']);
+    expect(await q({ sort_by: '_text_match:desc,year:desc', prioritize_token_position: 'true' })).toEqual(['early', 'late']);
+    // text_match itself is unchanged
+    const [a, b] = (await e.search('c', { q: 'red fox', query_by: 'title', prioritize_token_position: 'true' })).hits!;
+    expect(a!.text_match).toBe(b!.text_match);
+    await expect(e.search('c', { q: 'fox', query_by: 'title', prioritize_token_position: 'maybe' })).rejects.toThrow(/prioritize_token_position/);
+    await e.close();
+  });
+
   it('drops the query\'s words from the side drop_tokens_mode names when nothing matches them all', async () => {
     const e = await coll([
       { id: 'first', title: 'alpha beta' },

@@ -6,7 +6,6 @@
  *                         match exactly, which each strategy's answer approximates at best
  *   text_match_type       max_score and max_weight (params.ts, search/match.ts bestField);
  *                         sum_score: 400 (the score is one field's, packed in bits)
- *   prioritize_token_position   false; true: 400 (the scoring keeps no position weight)
  *
  * (`exhaustive_search`, `enable_highlight_v1`, `infix` and `facet_return_parent` are
  * implemented in params.ts, plan.ts and the search;
@@ -37,10 +36,5 @@ export function checkCompatParams(raw: RawParams): void {
       bad(`parameter \`text_match_type\`: \`sum_score\` is not supported; a document scores by one field (max_score: its best, max_weight: its heaviest)`);
     }
     if (v !== 'max_score' && v !== 'max_weight') bad(`parameter \`text_match_type\` must be max_score, max_weight or sum_score, got ${JSON.stringify(tm)}`);
-  }
-  const ptp = text(raw, 'prioritize_token_position');
-  if (ptp !== undefined) {
-    if (ptp === 'true' || ptp === '1') bad('parameter `prioritize_token_position`: true is not supported; the text match score does not weigh where in a field the words stand');
-    if (ptp !== 'false' && ptp !== '0') bad(`parameter \`prioritize_token_position\` must be true or false, got ${JSON.stringify(ptp)}`);
   }
 }

@@ -70,7 +70,7 @@ export const SEARCH_PARAMETERS: readonly SearchParameter[] = [
   },
   { name: 'exhaustive_search', kind: 'bool', default: false, doc: 'try every typo level whatever was found, with up to 10000 candidate terms per word (typo_tokens_threshold and max_candidates at their maximum)' },
   { name: 'text_match_type', kind: 'text', default: 'max_score', doc: 'which field scores a document: max_score its best, max_weight its heaviest holding a query word (sum_score is refused with 400)' },
-  { name: 'prioritize_token_position', kind: 'bool', default: false, doc: 'false only: true is refused with 400 (the score does not weigh word positions)' },
+  { name: 'prioritize_token_position', kind: 'bool', default: false, doc: 'rank, among equal text matches, documents whose heaviest matching field has a query word earlier first' },
   { name: 'infix', kind: 'text', default: 'off', doc: 'substring matches in fields created with `infix: true`: off, always (with the usual matches) or fallback (only when those find nothing); one value, or one per query_by field' },
   { name: 'facet_strategy', kind: 'text', default: 'exhaustive', doc: 'exhaustive, top_values or automatic: facets are always counted exactly over every match' },
   { name: 'facet_return_parent', kind: 'fields', doc: 'facet_by fields of nested objects whose counts carry `parent`: the object holding the value' },

@@ -55,7 +55,7 @@ export interface SearchParams {
   exhaustive_search: boolean;
   /** Checked in compat.ts: the one value of each that Fathom implements, or a strategy whose answer exact counting gives. */
   text_match_type: 'max_score' | 'max_weight';
-  prioritize_token_position: false;
+  prioritize_token_position: boolean;
   /** Per query_by field (one value: every field): off, always or fallback. */
   infix: InfixMode[];
   facet_strategy: 'exhaustive' | 'top_values' | 'automatic';
@@ -222,7 +222,7 @@ export function parseSearchParams(raw: RawParams): SearchParams {
     split_join_tokens: choiceParam(raw, 'split_join_tokens'),
     exhaustive_search: exhaustive,
     text_match_type: str(raw, 'text_match_type')?.trim() === 'max_weight' ? 'max_weight' : 'max_score',
-    prioritize_token_position: false,
+    prioritize_token_position: boolParam(raw, 'prioritize_token_position'),
     infix: infixModes(raw),
     facet_strategy: (str(raw, 'facet_strategy')?.trim() || parameter('facet_strategy').default) as SearchParams['facet_strategy'],
     filter_by: str(raw, 'filter_by') || undefined,

@@ -142,7 +142,7 @@ function typoRounds(
       const segSeen = seen[s]!;
       const ok = matchSegment(
         segs[s]!,
-        { fields, tokens: active, totalTokens: words.tokens.length, candidates, phrases: words.phrases, prioritizeExact: params.prioritize_exact_match, dropped: drop, stats, maxWeight: params.text_match_type === 'max_weight' },
+        { fields, tokens: active, totalTokens: words.tokens.length, candidates, phrases: words.phrases, prioritizeExact: params.prioritize_exact_match, dropped: drop, stats, maxWeight: params.text_match_type === 'max_weight', tokenPosition: params.prioritize_token_position },
         { allow: masks.allow[s]!, exclude: masks.exclude[s]!, seen: segSeen },
         (ord, score) => {
           segSeen[ord] = 1;

@@ -29,7 +29,7 @@ import { isDeleted } from '../index/manifest.js';
 import { ELEMENT_SHIFT, partsColumnId, type PostingCursor, type TextIndex } from '../index/segment.js';
 import type { FieldSpec } from '../query/plan.js';
 import type { CandidateTable } from './candidates.js';
-import { baseScore, bm25, coverage, fieldKey, fieldPart, popcount, rarityTie, upperScore } from './score.js';
+import { TIE_MAX, baseScore, bm25, coverage, fieldKey, fieldPart, popcount, rarityTie, upperScore } from './score.js';
 
 interface TokenCursor {
   cursor: PostingCursor;
@@ -62,6 +62,12 @@ export interface MatchInput {
   stats?: CorpusStats;
   /** text_match_type=max_weight: the best field is the heaviest holding a query word (else the one scoring best). */
   maxWeight?: boolean;
+  /**
+   * prioritize_token_position: the tie-break bits hold how early a query word stands in the
+   * heaviest field holding one (earlier: higher) instead of the words' rarity; the search
+   * compares them right after text_match (search.ts sortClauses).
+   */
+  tokenPosition?: boolean;
 }
 
 /**
@@ -234,7 +240,8 @@ export function matchSegment(
     list.sort((a, b) => a.cost - b.cost);
     perToken.push(list);
   }
-  const strategy = input.strategy ?? 'auto';
+  // (word positions are read document by document)
+  const strategy = input.tokenPosition ? 'daat' : (input.strategy ?? 'auto');
   if (T === 1 && input.phrases.length === 0 && (strategy === 'auto' || strategy === 'one-token')) return matchOneToken(seg, input, filters, perToken[0]!, texts, arrayField, weights, onMatch);
   // Term-at-a-time pays off when every token is common (the intersection is large); with a
   // rare token, the leapfrog below skips most of the common tokens' documents.
@@ -302,22 +309,38 @@ export function matchSegment(
       onMatch(d, base);
       continue;
     }
-    if (needAll || exactArrays) {
+    if (needAll || exactArrays || input.tokenPosition) {
       pos.reset();
       for (let t = 0; t < T; t++) {
         const list = perToken[t]!;
         for (let x = 0; x < list.length; x++) {
           const tc = list[x]!;
-          if (tc.cursor.doc !== d || tc.cost !== tokMin[t] || (!needAll && !arrayField[tc.field])) continue;
+          if (tc.cursor.doc !== d || tc.cost !== tokMin[t] || (!needAll && !input.tokenPosition && !arrayField[tc.field])) continue;
           pos.add(t * F + tc.field, tc.cursor, tc.cost === 0, tc.part);
         }
       }
       // phrases must be adjacent in one field
       if (input.phrases.length > 0 && !phrasesHold(input, pos, F)) continue;
     }
-    const tie = T > 1 ? rarity(perToken, tokMin, texts, avgLen, d, N) : 0;
+    const tie = input.tokenPosition ? earliness(pos, fieldTokenMask, T, weights) : T > 1 ? rarity(perToken, tokMin, texts, avgLen, d, N) : 0;
     onMatch(d, base + bestField(pos, fieldTokenMask, T, weights, input.prioritizeExact && full, tokMin, texts, d, arrayField, input.maxWeight === true) + tie);
   }
+}
+
+/**
+ * prioritize_token_position's tie-break: TIE_MAX minus the earliest position of a query word
+ * in the heaviest field holding one (the first among equals), so earlier ranks higher.
+ */
+function earliness(pos: DocPositions, masks: Int32Array, T: number, weights: readonly number[]): number {
+  const F = weights.length;
+  let field = -1;
+  for (let f = 0; f < F; f++) if (masks[f] !== 0 && (field < 0 || weights[f]! > weights[field]!)) field = f;
+  let first = TIE_MAX;
+  for (let t = 0; t < T && field >= 0; t++) {
+    const slot = t * F + field;
+    if (pos.len[slot]! > 0) first = Math.min(first, pos.buf[slot]![0]! >> 1);
+  }
+  return TIE_MAX - first;
 }
 
 /**

@@ -159,9 +159,11 @@ export function search(plan: SearchPlan, queryVector?: Float32Array, ranked?: (r
  */
 function sortClauses(plan: SearchPlan, mode: 'keyword' | 'vector' | 'hybrid'): SortClause[] {
   const out = baseSortClauses(plan, mode);
-  if (mode !== 'keyword' || !out.some((c) => c.kind === 'text_match')) return out;
+  const tm = out.findIndex((c) => c.kind === 'text_match');
+  if (mode !== 'keyword' || tm < 0) return out;
+  // prioritize_token_position: the tie-break is the words' position, part of the text match
   const last = out.findIndex((c) => c.kind === 'seq');
-  out.splice(last < 0 ? out.length : last, 0, { kind: 'rarity', dir: -1 });
+  out.splice(plan.params.prioritize_token_position ? tm + 1 : last < 0 ? out.length : last, 0, { kind: 'rarity', dir: -1 });
   return out;
 }
 
