@@ -215,6 +215,9 @@ describe('a conversation', () => {
     const a = res.results[1]!.hits!.map((h) => h.document.id);
     expect(contextIds(prompt)).toEqual([b[0], a[0], b[1], a[1], b[2]]);
     expect(prompt).toContain(`[authors] {"id":"${a[0]}"`);
+    // the searches return the embeddings (nothing excluded them); the LLM is not sent them
+    expect(Array.isArray(res.results[0]!.hits![0]!.document.emb)).toBe(true);
+    expect(prompt).not.toContain('"emb"');
   });
 
   it('keeps every call within the model\'s max_bytes, cutting the context', async () => {
@@ -232,6 +235,32 @@ describe('a conversation', () => {
     const n = llm.calls.length;
     await converse(engine, ask('tell me more about it please', small.id as string, { conversationId: res.conversation.conversation_id }));
     for (const c of callsSince(n)) expect(c.bytes).toBeLessThanOrEqual(700);
+  });
+
+  it('sends at most ~3000 tokens of search results, the best ones, even when max_bytes allows far more', async () => {
+    await engine.createCollection({
+      name: 'essays',
+      fields: [
+        { name: 'text', type: 'string' },
+        { name: 'emb', type: 'float[]', embed: { from: ['text'], model_config: { model_name: 'tiny' } } },
+      ],
+    });
+    const essays = Array.from({ length: 40 }, (_, i) => ({ id: `e${i}`, text: `essay ${i} about planets and journeys ` + 'and the long road home '.repeat(25) }));
+    await engine.import('essays', [Buffer.from(essays.map((d) => JSON.stringify(d)).join('\n'))], {}, () => {});
+    const roomy = await conversationModels(engine.store).create(openaiModel({ id: 'roomy', max_bytes: 1_000_000 }));
+    const before = llm.calls.length;
+    const res = await converse(engine, { q: 'a long journey home', modelId: roomy.id as string, searches: [{ collection: 'essays', query_by: 'emb', per_page: 40 }] });
+    const call = callsSince(before)[0]!;
+    const context = /<Search results>\n([\s\S]*?)\n\n<Question>/.exec(call.prompt)![1]!;
+    const budget = CONVERSATION_DEFAULTS.contextTokens * CONVERSATION_DEFAULTS.bytesPerToken;
+    const contextBytes = Buffer.byteLength(JSON.stringify(context)) - 2;
+    const hits = res.results[0]!.hits!.map((h) => h.document.id);
+    const ids = contextIds(call.prompt);
+    expect(hits).toHaveLength(40); // all 40 (about 26 kB) would fit max_bytes
+    expect(contextBytes).toBeLessThanOrEqual(budget);
+    expect(contextBytes).toBeGreaterThan(budget - 1000); // filled up to the budget, not far short of it
+    expect(ids.length).toBeLessThan(hits.length);
+    expect(ids).toEqual(hits.slice(0, ids.length));
   });
 
   it('refuses a question that cannot fit max_bytes with a clear 400', async () => {
