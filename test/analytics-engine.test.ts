@@ -199,6 +199,19 @@ describe('compaction and flushes', () => {
     expect(popularity(s.engine, '1')).toBe(4);
   });
 
+  it('flushes on its own once the flush interval has passed', async () => {
+    const s = await setup();
+    opened.push(s);
+    await s.analytics.close();
+    // (the server's flag allows 60 seconds at least; the schedule itself takes any interval)
+    s.analytics = new Analytics(s.engine, { dir: path.join(s.dir, 'analytics'), flushIntervalSec: 0.3 });
+    await s.analytics.recordEvent({ type: 'click', name: 'click', data: { doc_id: '1', user_id: 'u' } });
+    s.analytics.startTimers();
+    const deadline = Date.now() + 5000;
+    while (popularity(s.engine, '1') === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(popularity(s.engine, '1')).toBe(2);
+  });
+
   it('never applies a batch twice when a flush died after writing the collections', async () => {
     const s = await setup();
     opened.push(s);

@@ -105,21 +105,32 @@ describe('analytics across server processes', () => {
       accepted += rs.filter((r) => r.status === 201).length;
     }
     expect(accepted).toBe(300);
-    // One user typing, each keystroke on another connection; and a second user.
+    // A click on a document that does not exist: skipped at the flush, and said so in its log line.
+    expect((await request(s.port, 'POST', '/analytics/events', click('gone'))).status).toBe(201);
+    // One user typing, each keystroke on another connection.
     for (const q of ['t', 'te', 'ten', 'tent']) expect((await search(s.port, q, 'user-x')).status).toBe(200);
+    const pidsOf = (url: RegExp) =>
+      new Set(
+        s
+          .stdout()
+          .split('\n')
+          .filter((l) => l.startsWith('{') && url.test(JSON.parse(l).url ?? ''))
+          .map((l) => JSON.parse(l).pid),
+      );
+    await sleep(200); // (the request log lines are written once the answers have gone)
+    expect(pidsOf(/^\/analytics\/events$/).size).toBe(2);
+    expect(pidsOf(/^\/collections\/products\/documents\/search\?q=te?n?t?&/).size).toBe(2);
     await search(s.port, 'tent', 'user-y');
-    const pids = new Set(
-      s
-        .stdout()
-        .split('\n')
-        .filter((l) => l.includes('"url":"/analytics/events"') || l.includes('documents/search?q=t'))
-        .map((l) => JSON.parse(l).pid),
-    );
-    expect(pids.size).toBe(2);
     await sleep(4300);
-    expect((await request(s.port, 'POST', '/analytics/flush')).json).toMatchObject({ ok: true, batches: 1, counters: 1, queries: 1 });
+    expect((await request(s.port, 'POST', '/analytics/flush')).json).toMatchObject({ ok: true, batches: 1, counters: 1, queries: 1, skipped_documents: 1 });
     expect((await request(s.port, 'GET', '/collections/products/documents/1')).json.popularity).toBe(300);
     expect(await queryCounts(s.port)).toEqual({ tent: 2 });
+    await sleep(200);
+    const flushLine = s
+      .stdout()
+      .split('\n')
+      .find((l) => l.includes('"msg":"analytics flush"'));
+    expect(JSON.parse(flushLine!)).toMatchObject({ level: 30, counters: 1, skipped_documents: 1, failed: 0 });
     // Pending at the stop: the primary flushes once the workers have stopped.
     for (let i = 0; i < 7; i++) expect((await request(s.port, 'POST', '/analytics/events', click('2'))).status).toBe(201);
     s.child.kill('SIGTERM');
@@ -184,6 +195,14 @@ describe('fathom analytics', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`nothing pending to flush (no analytics directory at ${path.join(dir, 'analytics')})\n`);
     expect(fs.existsSync(path.join(dir, 'analytics'))).toBe(false);
+  });
+
+  it('flushes every 3600 seconds unless told otherwise, and refuses an interval under 60', async () => {
+    const help = await cli(['serve', '--help']);
+    expect(help.stdout.replace(/\s+/g, ' ')).toMatch(/--analytics-flush-interval <seconds> seconds between flushes [^-]*\(default: 3600\)/);
+    const short = await cli(['serve', '-d', dir, '--api-key', KEY, '--enable-search-analytics', '--analytics-flush-interval', '59']);
+    expect(short.code).toBe(2);
+    expect(short.stderr).toBe('error: --analytics-flush-interval must be between 60 and 31536000, got 59\n');
   });
 
   it('reports a bad rule in one line with a non-zero status', async () => {

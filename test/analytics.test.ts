@@ -163,6 +163,7 @@ describe('analytics permissions', () => {
     keys.events = await make(['analytics/events:create']);
     keys.all = await make(['analytics:*']);
     keys.booksRules = await make(['analytics/rules:*'], ['books']);
+    keys.booksEvents = await make(['analytics/events:create'], ['books']);
   });
   const event = { type: 'click', name: 'product_click', data: { doc_id: '3', user_id: 'perm' } };
 
@@ -181,6 +182,23 @@ describe('analytics permissions', () => {
     expect(r.json.message).toMatch(/does not allow `analytics\/events:create`/);
   });
 
+  it('lets each analytics/rules action do only what it names', async () => {
+    const only = async (action: string) => (await client.keys().create({ description: 't', actions: [action], collections: ['*'] })).value!;
+    const [create, get, list, del] = await Promise.all(['create', 'get', 'list', 'delete'].map((v) => only(`analytics/rules:${v}`)));
+    const statuses = async (key: string | undefined) => [
+      (await call('PUT', '/analytics/rules/one_action', key, popular('spare_queries'))).status,
+      (await call('GET', '/analytics/rules/one_action', key)).status,
+      (await call('GET', '/analytics/rules', key)).status,
+      (await call('DELETE', '/analytics/rules/one_action', key)).status,
+    ];
+    // Each row is PUT, GET one, list, DELETE: the `create` key makes the rule, the `delete` key removes it.
+    expect(await statuses(create)).toEqual([200, 401, 401, 401]);
+    expect(await statuses(get)).toEqual([401, 200, 401, 401]);
+    expect(await statuses(list)).toEqual([401, 401, 200, 401]);
+    expect(await statuses(del)).toEqual([401, 401, 401, 200]);
+    expect((await call('GET', '/analytics/rules/one_action', ADMIN)).status).toBe(404);
+  });
+
   it('lets an analytics/events:create key send events and nothing else', async () => {
     expect(await clientFor(server, keys.events!).analytics.events().create(event)).toEqual({ ok: true });
     expect((await call('GET', '/analytics/rules', keys.events)).status).toBe(401);
@@ -194,12 +212,16 @@ describe('analytics permissions', () => {
     expect((await call('DELETE', '/analytics/rules/perm_rule', keys.all)).status).toBe(200);
   });
 
-  it('limits rules to the collections of the key', async () => {
+  it('limits rules and events to the collections of the key', async () => {
     const r = await call('PUT', '/analytics/rules/books_rule', keys.booksRules, popular('spare_queries'));
     expect(r.status).toBe(401);
     expect(r.json.message).toMatch(/`products`/);
     const listed = await call('GET', '/analytics/rules', keys.booksRules);
     expect(listed.json).toEqual({ rules: [] });
+    // An event counts into its rule's destination, which the key must cover too.
+    const e = await call('POST', '/analytics/events', keys.booksEvents, event);
+    expect(e.status).toBe(401);
+    expect(e.json.message).toMatch(/`products`/);
   });
 });
 
@@ -249,6 +271,14 @@ describe('aggregating searches (one real 4-second pause)', () => {
     await clientFor(server, ADMIN, { 'x-typesense-user-id': 'g3' }).collections('products').documents().search({ q: 'Garden', query_by: 'title' });
     await search('  GARDEN ', 'g4');
     await search('knife', 'k1');
+    // Two users named the other way (the X-SERVICE-USER-ID header, the x-service-user-id
+    // parameter) type `kn` then `knife` turn about: each is a user of their own, so `knife`
+    // counts twice; taken for one address they would count once, or not at all.
+    const byServiceHeader = clientFor(server, ADMIN, { 'X-SERVICE-USER-ID': 's1' }).collections('products').documents();
+    await byServiceHeader.search({ q: 'kn', query_by: 'title' });
+    await search('kn', undefined, { 'x-service-user-id': 's2' });
+    await byServiceHeader.search({ q: 'knife', query_by: 'title' });
+    await search('knife', undefined, { 'x-service-user-id': 's2' });
     // bob's query is normalised; carol's prefix is expanded by the expand_query rule only.
     await search('Garden   TOOLS ', 'bob');
     await search('kitch', 'carol');
@@ -271,7 +301,7 @@ describe('aggregating searches (one real 4-second pause)', () => {
   });
 
   it('records each user\'s last query after the pause, normalised, and counts users', async () => {
-    expect(await counts('product_queries')).toEqual({ garden: 4, knife: 2, 'garden tools': 1, kitch: 1, zzzz: 1, 'hose reel': 1 });
+    expect(await counts('product_queries')).toEqual({ garden: 4, knife: 4, 'garden tools': 1, kitch: 1, zzzz: 1, 'hose reel': 1 });
   });
 
   it('records searches that found nothing in a nohits_queries rule', async () => {
@@ -279,11 +309,11 @@ describe('aggregating searches (one real 4-second pause)', () => {
   });
 
   it('records the word a prefix completed to with expand_query', async () => {
-    expect(await counts('expanded_queries')).toEqual({ garden: 4, knife: 2, 'garden tools': 1, kitchen: 1, zzzz: 1, 'hose reel': 1 });
+    expect(await counts('expanded_queries')).toEqual({ garden: 4, knife: 4, 'garden tools': 1, kitchen: 1, zzzz: 1, 'hose reel': 1 });
   });
 
   it('keeps the `limit` most counted queries in the destination', async () => {
-    expect(await counts('top_queries')).toEqual({ garden: 4, knife: 2 });
+    expect(await counts('top_queries')).toEqual({ garden: 4, knife: 4 });
   });
 
   it('serves query suggestions from the destination collection', async () => {
