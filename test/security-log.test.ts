@@ -1,7 +1,8 @@
 /**
  * Keys never reach the log: a key sent in a query parameter is left out of the logged URL
  * whatever the parameter's case or percent-encoding, and any other parameter whose value
- * equals a presented key is masked. Checked by grepping every captured log line, at the
+ * holds a presented key, any part of the path that does, and a key-named path parameter
+ * are masked. Checked by grepping every captured log line, at the
  * most verbose level, for each key value in every form it was sent.
  */
 import { Writable } from 'node:stream';
@@ -45,7 +46,7 @@ function forms(v: string): string[] {
 const encodeName = (name: string) => [...name].map((c) => (c === '-' ? '%2D' : c)).join('');
 
 describe('the request log', () => {
-  it('never holds a key sent in a query parameter of any case or encoding, nor a key-valued parameter', async () => {
+  it('never holds a key sent in a query parameter of any case or encoding, inside another parameter or in the path', async () => {
     const names = [
       'x-typesense-api-key',
       'x-service-api-key',
@@ -67,6 +68,16 @@ describe('the request log', () => {
       const h = await fetch(`${server.url}/collections/books/documents/search?q=${encodeURIComponent(key)}&query_by=title`, { headers: { 'X-TYPESENSE-API-KEY': key } });
       expect(h.status).toBe(200);
       await h.arrayBuffer();
+      // inside another parameter's value, in the path, and as a key-named path parameter
+      for (const p of [
+        `/collections/books/documents/search?q=*&filter_by=${encodeURIComponent(`title:=[\`${key}\`, x]`)}`,
+        `/collections/books/documents/${encodeURIComponent(key)}`,
+        `/collections/books/documents/search;x-typesense-api-key=${encodeURIComponent(key)}?q=*`,
+      ]) {
+        const r = await fetch(`${server.url}${p}`, { headers: { 'x-typesense-api-key': key } });
+        expect(r.status).toBeLessThan(500);
+        await r.arrayBuffer();
+      }
     }
     // the lower-case and percent-encoded lower-case names are taken as the key, as they always were
     expect(allowed).toBeGreaterThanOrEqual(keys.length * 2);
@@ -100,5 +111,12 @@ describe('redactUrl', () => {
     expect(redactUrl('/s?q=K%2B1&a=b', ['K+1'])).toBe('/s?q=***&a=b');
     expect(redactUrl('/s?q=%E0%A4%A&x', ['K'])).toBe('/s?q=%E0%A4%A&x');
     expect(redactUrl('/health', ['K'])).toBe('/health');
+  });
+
+  it('masks a presented key inside another value or in the path, and a key-named path parameter', () => {
+    expect(redactUrl('/s?filter_by=title%3A%3D%60Key%2B1%60&q=a', ['Key+1'])).toBe('/s?filter_by=***&q=a');
+    expect(redactUrl('/c/books/documents/ab%2FKey%2B1', ['ab/Key+1'])).toBe('/c/books/documents/***');
+    expect(redactUrl('/c/x/documents/search;X-Typesense-Api-Key=K1/more?q=a', [])).toBe('/c/x/documents/search;X-Typesense-Api-Key=***/more?q=a');
+    expect(redactUrl('/c/api_keys/documents/d1?q=a', ['K1'])).toBe('/c/api_keys/documents/d1?q=a');
   });
 });

@@ -4,7 +4,8 @@
  * Serving processes log through Fastify's logger (pino) with the options below; the
  * cluster primary, which serves nothing, writes the same shape with `primaryLog`.
  * Secrets never reach a log line: request lines carry the key id, not the key, and the
- * logged URL has no key parameter, however its name is spelt (`redactUrl`).
+ * logged URL has no key parameter, however its name is spelt, and no presented key inside
+ * another parameter or the path (`redactUrl`).
  */
 import type { Writable } from 'node:stream';
 
@@ -45,31 +46,62 @@ function decodePart(s: string): string {
   }
 }
 
+/** Does decoded text hold a presented key (whole, or inside a filter, a query, an id)? */
+function holdsKey(text: string, presented: readonly string[]): boolean {
+  return text !== '' && presented.some((k) => text.includes(k));
+}
+
 /**
- * The request URL as logged: the path, and the query string without any parameter whose
- * decoded name carries a key (dropped whole, in every case and encoding) and with `***` for
- * any value equal to a key the request presented (`presented`: header and parameter values).
+ * The request URL as logged: the path, with `***` for a presented key or a key-named
+ * `name=value` anywhere in it (redactPath), and the query string without any
+ * parameter whose decoded name carries a key (dropped whole, in every case and encoding) and
+ * with `***` for any value that holds a key the request presented (`presented`: header and
+ * parameter values), equal to it or inside a filter or a query.
  */
 export function redactUrl(url: string, presented: readonly string[] = []): string {
   const q = url.indexOf('?');
-  if (q < 0) return url;
+  const path = redactPath(q < 0 ? url : url.slice(0, q), presented);
+  if (q < 0) return path;
   const kept: string[] = [];
   for (const part of url.slice(q + 1).split('&')) {
     if (part === '') continue;
     const eq = part.indexOf('=');
     const rawName = eq < 0 ? part : part.slice(0, eq);
-    if (KEY_NAME.test(decodePart(rawName))) continue;
-    if (eq >= 0 && presented.length > 0) {
-      const value = decodePart(part.slice(eq + 1));
-      if (value !== '' && presented.includes(value)) {
-        kept.push(`${rawName}=***`);
-        continue;
-      }
+    const name = decodePart(rawName);
+    if (KEY_NAME.test(name)) continue;
+    if (holdsKey(name, presented)) {
+      kept.push('***');
+      continue;
+    }
+    if (eq >= 0 && holdsKey(decodePart(part.slice(eq + 1)), presented)) {
+      kept.push(`${rawName}=***`);
+      continue;
     }
     kept.push(part);
   }
-  const path = url.slice(0, q);
   return kept.length > 0 ? `${path}?${kept.join('&')}` : path;
+}
+
+/**
+ * The path as logged: a presented key anywhere in it (an id, a collection name; a base64
+ * key may span segments) becomes `***`, and so does the value of a key-named `name=value`
+ * (`;x-typesense-api-key=...`). Such a path is logged decoded; any other as it was sent.
+ */
+function redactPath(path: string, presented: readonly string[]): string {
+  let text = path;
+  if (path.includes('%')) {
+    try {
+      text = decodeURIComponent(path);
+    } catch {
+      // not valid percent-encoding: looked at as sent
+    }
+  }
+  const keyed = presented.filter((k) => k !== '' && text.includes(k));
+  const named = KEY_NAME.test(text);
+  if (keyed.length === 0 && !named) return path;
+  let out = text;
+  for (const k of keyed) out = out.split(k).join('***');
+  return named ? out.replace(/(api[-_ ]?key[^=/;]*=)[^/;&]*/gi, '$1***') : out;
 }
 
 /** Every key value a request presented: key headers and key-named query parameters, decoded. */
