@@ -15,6 +15,7 @@ let parent = '';
 let scopedGames = '';
 let scopedHidden = '';
 let scopedInclude = '';
+let scopedPreset = '';
 const SECTIONS = ['games', 'books', 'music'];
 
 async function get(path: string, key: string) {
@@ -62,6 +63,8 @@ beforeAll(async () => {
   scopedGames = admin.keys().generateScopedSearchKey(parent, { filter_by: 'section:=games' });
   scopedHidden = admin.keys().generateScopedSearchKey(parent, { filter_by: 'section:=games', exclude_fields: 'secret' });
   scopedInclude = admin.keys().generateScopedSearchKey(parent, { include_fields: 'id,title,section' });
+  await admin.presets().upsert('games-only', { value: { filter_by: 'section:=games', exclude_fields: 'secret', per_page: 7 } } as never);
+  scopedPreset = admin.keys().generateScopedSearchKey(parent, { preset: 'games-only', per_page: 250 });
 });
 
 afterAll(async () => {
@@ -168,6 +171,23 @@ describe("a scoped key's filter", () => {
     // the property must have been tested on answers that had hits
     expect(answered).toBeGreaterThan(30);
     expect(withHits).toBeGreaterThan(20);
+  });
+});
+
+describe('a preset a scoped key embeds', () => {
+  it("bounds the key as its own parameters would: the request's filter, fields and preset cannot widen it", async () => {
+    for (const query of ['', '&filter_by=id:*', '&filter_by=section:=books', '&exclude_fields=title&include_fields=secret,id,section', '&preset=games-only&filter_by=id:*']) {
+      const r = await get(`/collections/items/documents/search?q=*${query}`, scopedPreset);
+      expect(r.status, query).toBe(200);
+      expect(r.body.hits.every((h: any) => h.document.section === 'games'), query).toBe(true);
+      expect(JSON.stringify(r.body), query).not.toContain('classified');
+    }
+    // the key's own parameters win over its preset's
+    expect((await get('/collections/items/documents/search?q=*', scopedPreset)).body.found).toBe(20);
+    expect((await get('/collections/items/documents/search?q=*', scopedPreset)).body.hits).toHaveLength(20);
+    const m = await multi([{ collection: 'items', q: '*', filter_by: 'id:*', exclude_fields: '' }], scopedPreset);
+    expect(m.body.results[0].found).toBe(20);
+    expect(JSON.stringify(m.body)).not.toContain('classified');
   });
 });
 

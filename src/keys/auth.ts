@@ -16,6 +16,7 @@ import type { Store } from '../storage/store.js';
 import { findKeyByValue, SEARCH_ACTION } from './keys.js';
 import { allows, type Access, type Scope } from './scope.js';
 import { multiSearchLimit, verifyScopedKey } from './scoped.js';
+import { withPreset } from '../presets/presets.js';
 
 export interface Principal {
   kind: 'bootstrap' | 'key' | 'scoped';
@@ -65,7 +66,11 @@ export class Authenticator {
         kind: 'scoped',
         keyId: scoped.parent.id,
         scope: scoped.parent,
-        embedded: scoped.params,
+        // A preset the key embeds is part of the key: its parameters become the key's own
+        // (below those the key names itself), so its filter and field bounds hold as the key's
+        // do. Laid under the request's parameters instead, as the reference does, a request's
+        // own filter_by or exclude_fields would replace them.
+        embedded: withPreset(this.store, scoped.params),
         multiSearchLimit: multiSearchLimit(scoped.params),
       },
     };

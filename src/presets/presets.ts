@@ -5,10 +5,12 @@
  * [...]}`). `preset=<name>` in a search (or a multi_search search, or the multi_search query
  * string) starts from the preset's parameters; every parameter the request gives itself
  * wins, and a scoped key's embedded parameters win over both (they are applied after,
- * src/server/routes/search.ts). A preset's value may name another preset, whose parameters
- * come below its own; a chain that comes back to a preset it passed is refused (400), as is
- * a preset that does not exist. A multi_search whose query string names a multi_search
- * preset, with an empty `searches` array, runs the preset's searches.
+ * src/server/routes/search.ts); a preset the key embeds counts as the key's own parameters
+ * (src/keys/auth.ts), so no request parameter replaces them. A preset's value may name
+ * another preset, whose parameters come below its own; a chain that comes back to a preset
+ * it passed is refused (400), as is a preset that does not exist. A multi_search whose
+ * query string names a multi_search preset, with an empty `searches` array, runs the
+ * preset's searches.
  *
  * Stored in `aux` under ['preset', name]; writes are replicated commands (preset.put,
  * preset.delete).

@@ -76,9 +76,9 @@ export function searchRoutes(app: FastifyInstance, ctx: ServerContext): void {
       let params: Record<string, unknown>;
       try {
         // the request's preset under its parameters, the key's parameters over both (a preset
-        // the key embeds comes under everything)
+        // the key embeds is already part of them: src/keys/auth.ts)
         const own = engine.applyPreset(merged);
-        params = engine.applyPreset(p.embedded ? applyEmbedded(own, p.embedded).params : own);
+        params = p.embedded ? applyEmbedded(own, p.embedded).params : own;
       } catch {
         // a preset that cannot apply: the engine reports it in the search's slot
         if (typeof merged.collection === 'string') authorize(auth, req, { action: SEARCH_ACTION, collections: [target(engine, merged.collection)] });
