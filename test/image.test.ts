@@ -369,6 +369,20 @@ describe('image fields in documents', () => {
     await expect(e.writeDocument('images', { id: 'u', name: 'again', kind: 'x' }, { action: 'upsert' })).rejects.toThrow(/field `image` is required/);
   });
 
+  it('a collection with a required unstored image takes new fields, but not a new required unstored image', async () => {
+    await e.createCollection({ ...IMAGES_SCHEMA(), name: 'altered' });
+    await e.writeDocument('altered', { id: 'a1', name: 'cherry', kind: 'fruit', image: png(RED) });
+    const before = e.getDocument('altered', 'a1').embedding;
+    await e.updateCollection('altered', { fields: [{ name: 'price', type: 'int32', optional: true }] });
+    expect(e.getDocument('altered', 'a1')).toEqual({ id: 'a1', name: 'cherry', kind: 'fruit', embedding: before });
+    expect((await e.search('altered', { q: 'cherry', query_by: 'name' })).found).toBe(1);
+    await expect(e.updateCollection('altered', { fields: [{ name: 'thumb', type: 'image', store: false }] })).rejects.toMatchObject({
+      status: 400,
+      message: 'document `a1` does not fit the new schema: field `thumb` is required by the schema but missing from the document',
+    });
+    await e.updateCollection('altered', { fields: [{ name: 'thumb', type: 'image', store: false, optional: true }] });
+  });
+
   it('cannot feed an embedding field whose model embeds only text', async () => {
     const dir = e.dir;
     fs.cpSync(path.join(ROOT, 'fixtures', 'models', 'tiny-bert'), path.join(dir, 'models', 'bert'), { recursive: true });

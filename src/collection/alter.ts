@@ -99,12 +99,17 @@ export function rebuildIndex(store: Store, record: CollectionRecord, hooks: Writ
   };
   const ctx = { store, record, schema, state };
   const oldSchema = new Schema(getRecord(store, record.name));
+  // a stored document never holds the `store: false` fields it was written with, so they may
+  // be absent; a required one that this change makes unstored must be there to be used
+  const newlyUnstored = schema.fields.filter((f) => f.store === false && !f.optional && !oldSchema.fields.some((o) => o.name === f.name && o.store === false));
   for (const { key, value } of store.docs.getRange({ start: [record.id], end: [record.id + 1] })) {
     const seq = (key as [number, number])[1];
     const doc = withVectors(store, oldSchema, seq, value as Record<string, unknown>);
     let prepared;
     try {
-      prepared = prepareDocument(schema, doc, { mode: 'coerce_or_reject', generateId: () => String(doc.id) });
+      const missing = newlyUnstored.find((f) => doc[f.name] === undefined || doc[f.name] === null);
+      if (missing) throw new Error(`field \`${missing.name}\` is required by the schema but missing from the document`);
+      prepared = prepareDocument(schema, doc, { mode: 'coerce_or_reject', generateId: () => String(doc.id), updatesStored: true });
     } catch (e) {
       throw new FathomError('BAD_SCHEMA', `document \`${String(doc.id)}\` does not fit the new schema: ${(e as Error).message}`);
     }
