@@ -217,20 +217,25 @@ export interface PreparedImages {
 
 /** Decodes and preprocesses a batch of Base64 images (the image worker's job, also run inline). */
 export function prepareImages(images: unknown[], spec: PreprocessSpec): PreparedImages {
-  const decoded: RgbImage[] = [];
   const slot = new Int32Array(images.length).fill(-1);
   const errors: Array<string | null> = new Array(images.length).fill(null);
+  const per = 3 * spec.size * spec.size;
+  const all = new Float32Array(images.length * per);
+  let n = 0;
+  // each image is preprocessed as soon as it is decoded, so one decoded image is alive at a
+  // time: a batch of images at the pixel limit would otherwise hold 75 MB of RGB apiece
   images.forEach((v, i) => {
+    let img: RgbImage;
     try {
-      decoded.push(decodeImage(v));
-      slot[i] = decoded.length - 1;
+      img = decodeImage(v);
     } catch (e) {
       if (!(e instanceof ImageError)) throw e;
       errors[i] = e.message;
+      return;
     }
+    preprocessInto(img, spec, all, n * per);
+    slot[i] = n++;
   });
-  const per = 3 * spec.size * spec.size;
-  const pixels = new Float32Array(decoded.length * per);
-  decoded.forEach((img, k) => preprocessInto(img, spec, pixels, k * per));
+  const pixels = n === images.length ? all : all.slice(0, n * per);
   return { pixels, slot, errors };
 }
