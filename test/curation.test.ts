@@ -96,10 +96,15 @@ describe('curation rules in search', () => {
     expect(ids(await search(e, 'galaxy phone'))).toEqual(['3']);
   });
 
-  it('sorts by a rule\'s sort_by', async () => {
+  it('sorts by a rule\'s sort_by, keeping the words it matched unless it says remove_matched_tokens', async () => {
     const e = await phones();
-    await e.curation().put('phones', 'sort', { rule: { query: 'phone', match: 'exact' }, sort_by: 'price:asc', remove_matched_tokens: false });
-    expect(ids(await search(e, 'phone'))).toEqual(['5', '4', '3']);
+    await e.curation().put('phones', 'sort', { rule: { query: 'phone', match: 'exact' }, sort_by: 'price:asc' });
+    const r = await search(e, 'phone');
+    expect(ids(r)).toEqual(['5', '4', '3']);
+    expect(r.request_params.q).toBe('phone');
+    // without its word, q is empty and every document is found, cheapest first
+    await e.curation().put('phones', 'sort', { rule: { query: 'phone', match: 'exact' }, sort_by: 'price:asc', remove_matched_tokens: true });
+    expect(ids(await search(e, 'phone'))).toEqual(['6', '5', '4', '2', '3', '1']);
   });
 
   it('searches replace_query instead of q', async () => {
@@ -206,6 +211,18 @@ describe('curation rules in search', () => {
     expect(curated(await search(e, 'nokia'))).toEqual([]);
   });
 
+  it('names the rule of a curation set whose filter_by or sort_by the collection refuses', async () => {
+    const e = await phones();
+    await e.curation().putSet('loose', { items: [{ id: 'by-colour', rule: { query: 'phone', match: 'contains' }, filter_by: 'colour:=red' }] });
+    await e.updateCollection('phones', { curation_sets: ['loose'] });
+    await expect(search(e, 'phone')).rejects.toThrow(/^the filter_by of curation rule `by-colour`: filter_by: no field named `colour`/);
+    // the request's own bad filter is still the request's
+    await expect(search(e, 'phone', { filter_by: 'size:=1' })).rejects.toThrow(/^filter_by: no field named `size`/);
+    await e.curation().putSet('loose', { items: [{ id: 'by-weight', rule: { query: 'phone', match: 'contains' }, sort_by: 'weight:asc' }] });
+    await expect(search(e, 'phone')).rejects.toThrow(/^the sort_by of curation rule `by-weight`: .*weight/);
+    expect(ids(await search(e, 'apple'))).toContain('1');
+  });
+
   it('places pinned documents as groups of their own in a grouped search', async () => {
     const e = await phones();
     const r = await search(e, 'phone', { group_by: 'brand', pinned_hits: '1:1' });
@@ -227,6 +244,9 @@ describe('curation rule validation', () => {
     ['a placeholder the query does not have', { rule: { query: 'a', match: 'contains' }, filter_by: 'brand:={brand}' }, /placeholder `\{brand\}`, which `rule.query` does not have/],
     ['a placeholder on a field that is not a facet', { rule: { query: '{name} x', match: 'contains' }, filter_by: 'name:={name}' }, /needs a string field with `facet: true`/],
     ['a sort_by the schema refuses', { rule: { query: 'a', match: 'exact' }, sort_by: 'nope:asc' }, /`sort_by`/],
+    ['a filter_by on a field the collection does not have', { rule: { query: 'a', match: 'exact' }, filter_by: 'colour:=red' }, /^`filter_by`: filter_by: no field named `colour` in collection `phones`/],
+    ['a rule.filter_by that cannot be parsed', { rule: { filter_by: 'price:>' }, excludes: [{ id: '1' }] }, /^`rule.filter_by`: filter_by: expected a value/],
+    ['both replace_query and remove_matched_tokens', { rule: { query: 'a', match: 'exact' }, replace_query: 'b', remove_matched_tokens: true }, /`replace_query` or `remove_matched_tokens: true`, not both/],
     ['an end before the start', { rule: { query: 'a', match: 'exact' }, excludes: [{ id: '1' }], effective_from_ts: 10, effective_to_ts: 5 }, /never apply/],
     ['metadata that is not an object', { rule: { query: 'a', match: 'exact' }, metadata: 'x' }, /`metadata` must be a JSON object/],
     ['an unsupported attribute', { rule: { query: 'a', match: 'exact' }, diversity: {} }, /`diversity`/],

@@ -15,7 +15,7 @@
  *              with tags only matches whenever it is eligible
  *   applies    includes / excludes collect; the first sort_by and replace_query win;
  *              filter_by clauses are AND-ed; remove_matched_tokens (default: for rules that
- *              filter or sort) takes the matched words out of q; metadata merges (first
+ *              filter) takes the matched words out of q; metadata merges (first
  *              wins); stop_processing (default true) ends the walk
  *
  * `pinned_hits` / `hidden_hits` come first (a hidden document is never shown, a pinned one
@@ -44,8 +44,12 @@ import { CURATION, PLACEHOLDER, queryParts, type CurationItem, type QueryPart } 
 export interface Curation {
   /** AND-ed with the request's filter (and a scoped key's). */
   filter?: FilterNode;
+  /** Ids of the rules whose filter_by `filter` holds (named when it does not fit the schema). */
+  filterRules?: string[];
   /** Replaces the request's sort_by. */
   sortBy?: string;
+  /** Id of the rule `sortBy` comes from. */
+  sortRule?: string;
   /** Documents placed at positions (1-based), pinned_hits first, then rules' includes. */
   pins: Array<{ id: string; position: number }>;
   /** Documents never shown. */
@@ -373,6 +377,7 @@ export function curate(store: Store, collection: string, raw: RawParams, scope?:
 
     const lookup = valueLookup(store, schema, tok);
     const filterNodes: FilterNode[] = [];
+    const filterRules: string[] = [];
     const drop = new Set<number>();
     let replaceQuery: string | undefined;
     for (const { r } of candidates) {
@@ -393,20 +398,28 @@ export function curate(store: Store, collection: string, raw: RawParams, scope?:
         const f = substitute(item.filter_by, values, true);
         try {
           filterNodes.push(parseFilter(f));
+          filterRules.push(item.id);
         } catch (e) {
           if (e instanceof FathomError) throw new FathomError('BAD_FILTER', `curation rule \`${item.id}\`: ${e.message}`);
           throw e;
         }
       }
-      if (item.sort_by !== undefined && cur.sortBy === undefined) cur.sortBy = substitute(item.sort_by, values, false);
+      if (item.sort_by !== undefined && cur.sortBy === undefined) {
+        cur.sortBy = substitute(item.sort_by, values, false);
+        cur.sortRule = item.id;
+      }
       if (item.replace_query !== undefined && replaceQuery === undefined) replaceQuery = item.replace_query;
-      const removes = item.remove_matched_tokens ?? (item.filter_by !== undefined || item.sort_by !== undefined);
+      // (the reference's default: a rule that filters takes out the words it matched)
+      const removes = item.remove_matched_tokens ?? item.filter_by !== undefined;
       if (removes && m) for (const w of m.words) drop.add(w);
       if (item.filter_curated_hits === true) cur.filterCuratedHits = true;
       if (item.metadata) cur.metadata = { ...item.metadata, ...(cur.metadata ?? {}) };
       if (item.stop_processing !== false) break;
     }
-    if (filterNodes.length > 0) cur.filter = filterNodes.length === 1 ? filterNodes[0]! : { kind: 'and', children: filterNodes };
+    if (filterNodes.length > 0) {
+      cur.filter = filterNodes.length === 1 ? filterNodes[0]! : { kind: 'and', children: filterNodes };
+      cur.filterRules = filterRules;
+    }
     if (replaceQuery !== undefined) out = { ...raw, q: replaceQuery };
     else if (drop.size > 0) out = { ...raw, q: qWithout(q, words, drop, tok) };
   }

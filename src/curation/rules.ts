@@ -19,6 +19,8 @@ import { isPlainObject } from '../json.js';
 import type { Store } from '../storage/store.js';
 import { Schema, type CollectionRecord } from '../schema/schema.js';
 import { parseFilter } from '../query/filter.js';
+import { compileFilter } from '../query/filter-eval.js';
+import { joinResolver } from '../join/join.js';
 import { parseSort } from '../query/sort.js';
 import { tokenizerFor } from '../tokenizer/tokenizer.js';
 import type { KindSpec, RuleItem } from '../rulesets/rulesets.js';
@@ -135,7 +137,11 @@ function checkRule(raw: unknown): CurationRule {
     rule.match = raw.match;
   } else if (raw.match !== undefined) bad('`rule.match` needs a `rule.query` to compare');
   const filter = optString(raw.filter_by, 'rule.filter_by');
-  if (filter !== undefined) rule.filter_by = filter;
+  if (filter !== undefined) {
+    // compared as text with the request's filter_by, so one that cannot parse could never match
+    checkFilterSyntax(filter, 'rule.filter_by');
+    rule.filter_by = filter;
+  }
   if (raw.tags !== undefined) {
     if (!Array.isArray(raw.tags) || raw.tags.length === 0 || !raw.tags.every((t) => typeof t === 'string' && t.trim() !== '')) bad('`rule.tags` must be a non-empty array of tag names');
     rule.tags = [...new Set(raw.tags as string[])];
@@ -210,6 +216,8 @@ export function validateCuration(store: Store, id: string, body: unknown, collec
     const v = optBool(body[key], key);
     if (v !== undefined) item[key] = v;
   }
+  // the reference refuses the pair: the query is either replaced or shortened, not both
+  if (item.replace_query !== undefined && item.remove_matched_tokens === true) bad('give `replace_query` or `remove_matched_tokens: true`, not both: the query is replaced, or the matched words leave it');
   const from = optTime(body.effective_from_ts, 'effective_from_ts');
   const to = optTime(body.effective_to_ts, 'effective_to_ts');
   if (from !== undefined && to !== undefined && from > to) bad('`effective_from_ts` is after `effective_to_ts`: the rule would never apply');
@@ -235,6 +243,14 @@ function checkAgainst(store: Store, item: CurationItem, record: CollectionRecord
     const f = schema.field(name);
     if (!f) bad(`\`rule.query\`: the placeholder \`{${name}}\` names no field of collection \`${record.name}\``);
     if (f.kind !== 'text' || (!f.facet && !f.sort)) bad(`\`rule.query\`: the placeholder \`{${name}}\` needs a string field with \`facet: true\` (or \`sort: true\`), whose values it matches`);
+  }
+  if (item.filter_by !== undefined && placeholders(item.filter_by).length === 0) {
+    try {
+      compileFilter(parseFilter(item.filter_by), schema, store, joinResolver(store, schema));
+    } catch (e) {
+      if (e instanceof FathomError) bad(`\`filter_by\`: ${e.message}`);
+      throw e;
+    }
   }
   if (item.sort_by !== undefined && placeholders(item.sort_by).length === 0) {
     try {

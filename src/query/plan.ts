@@ -166,13 +166,13 @@ export function planSearch(store: Store, collection: string, params: SearchParam
   const fields = resolveQueryFields(schema, params);
   const ownFilter = params.filter_by ? parseFilter(params.filter_by) : undefined;
   const filterTree = scopedFilter(andFilters(ownFilter, curation?.filter), scope);
-  const filter = filterTree ? compileFilter(filterTree, schema, store, joinResolver(store, schema)) : undefined;
+  const filter = filterTree ? compileFilterNamingRules(filterTree, ownFilter, schema, store, scope, curation) : undefined;
   const joinSpec = joinLists(params, scope);
   const joinIncludes = parseJoinIncludes(joinSpec.include, joinSpec.exclude);
   const decorate = joinIncludes.length > 0 ? (doc: Record<string, unknown>, seq: number) => decorateWithJoins(store, schema, joinIncludes, doc, seq) : undefined;
   const ownSort = params.sort_by ? parseSort(params.sort_by, schema) : undefined;
   // (a curation rule's sort replaces the request's; the key's bounds judge the request's own)
-  const userSort = curation?.sortBy ? parseSort(curation.sortBy, schema) : ownSort;
+  const userSort = curation?.sortBy ? ruleSort(curation.sortBy, curation.sortRule, schema) : ownSort;
   checkVisible(scope, schema, params, ownFilter, ownSort);
   const facets = facetSpecs(schema, params, scope);
   const groupFields = (params.group_by ?? []).map((name) => {
@@ -218,6 +218,37 @@ export function planSearch(store: Store, collection: string, params: SearchParam
     ...(variants && variants.length > 0 ? { variants } : {}),
     ...(curation ? { curation } : {}),
   };
+}
+
+/**
+ * Compiles the search's whole filter. When it does not fit the schema and the request's own
+ * filter (with the key's) does, a curation rule's filter_by is what does not: the 400 names it
+ * (a curation set's rules are checked against a collection only when a search uses them).
+ */
+function compileFilterNamingRules(tree: FilterNode, own: FilterNode | undefined, schema: Schema, store: Store, scope: SearchScope | undefined, curation: Curation | undefined): CompiledFilter {
+  try {
+    return compileFilter(tree, schema, store, joinResolver(store, schema));
+  } catch (e) {
+    if (!(e instanceof FathomError) || !curation?.filterRules) throw e;
+    const request = scopedFilter(own, scope);
+    try {
+      if (request) compileFilter(request, schema, store, joinResolver(store, schema));
+    } catch {
+      throw e;
+    }
+    const rules = curation.filterRules.map((id) => `\`${id}\``).join(', ');
+    throw new FathomError(e.code, `the filter_by of curation rule ${rules}: ${e.message}`);
+  }
+}
+
+/** A curation rule's sort_by, read against the schema; a 400 names the rule. */
+function ruleSort(sortBy: string, rule: string | undefined, schema: Schema): SortClause[] {
+  try {
+    return parseSort(sortBy, schema);
+  } catch (e) {
+    if (e instanceof FathomError && rule !== undefined) throw new FathomError(e.code, `the sort_by of curation rule \`${rule}\`: ${e.message}`);
+    throw e;
+  }
 }
 
 /** Two filters as one AND node (either may be absent). */
