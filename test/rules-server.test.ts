@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from 'typesense';
+import AdapterModule from 'typesense-instantsearch-adapter';
 import { startServer, type RunningServer } from '../src/server/serve.js';
 import { dataDirPath } from './helpers.js';
 
@@ -168,6 +169,45 @@ describe('curation sets, Typesense 30', () => {
     expect(await client.curationSets('promos').delete()).toEqual({ name: 'promos' });
     // a linked set deleted since: searches go on without it
     expect(ids(await search(client, { q: 'coat' }, 'other'))).toEqual(['1']);
+  });
+});
+
+// the adapter's types pull in instantsearch.js, which a server-side test does not install
+type AdapterCtor = new (options: Record<string, unknown>) => { searchClient: { search(requests: unknown): Promise<unknown> } };
+const TypesenseInstantSearchAdapter = AdapterModule as unknown as AdapterCtor;
+
+/** An InstantSearch page's data loader: its curation set, and the collection that links it. */
+async function loadShop(c: Client): Promise<void> {
+  await c.curationSets('shop-promos').upsert({
+    items: [{ id: 'coat-week', rule: { query: 'coat', match: 'contains' }, includes: [{ id: '3', position: 1 }], excludes: [{ id: '2' }], metadata: { banner: 'Coat week' } }],
+  } as never);
+  await c.collections().create({ ...SCHEMA, name: 'shop', curation_sets: ['shop-promos'] } as never);
+  await c.collections('shop').documents().import(PRODUCTS, { action: 'create' });
+}
+
+describe('an InstantSearch page', () => {
+  it('shows what the curation set its data loader created says: pinned and hidden hits, and queryRuleCustomData', async () => {
+    await loadShop(client);
+    await client.synonymSets('shop-words').upsert({ items: [{ id: 'coats', synonyms: ['coat', 'blazer'] }] });
+    await client.collections('shop').update({ synonym_sets: ['shop-words'] } as never);
+    const adapter = new TypesenseInstantSearchAdapter({
+      server: { apiKey: ADMIN, nodes: [{ host: '127.0.0.1', port: server.port, protocol: 'http' }] },
+      additionalSearchParameters: { query_by: 'title' },
+    });
+    type Page = { hits: Array<{ id: string; curated?: boolean }>; nbHits: number; userData?: unknown[]; appliedRules?: string[] };
+    const search = async (query: string) => ((await adapter.searchClient.search([{ indexName: 'shop', params: { query, hitsPerPage: 5, page: 0 } }] as never)) as { results: Page[] }).results[0]!;
+    const page = await search('coat');
+    // the leather jacket pinned first, the blazer (a synonym's match) hidden, the winter coat after
+    expect(page.hits.map((h) => h.id)).toEqual(['3', '1']);
+    expect(page.hits[0]!.curated).toBe(true);
+    expect(page.hits[1]!.curated).toBeUndefined();
+    expect(page.nbHits).toBe(2);
+    expect(page.userData).toEqual([{ banner: 'Coat week' }]);
+    expect(page.appliedRules).toEqual(['typesense-override']);
+    // a query no rule matches: the synonym finds the blazer, and there is no custom data
+    const plain = await search('blazer');
+    expect(plain.hits.map((h) => h.id).sort()).toEqual(['1', '2']);
+    expect(plain.userData).toBeUndefined();
   });
 });
 

@@ -68,6 +68,9 @@ describe('synonyms in search', () => {
     expect(order).toContain('watch');
     const iphone = r.hits!.find((h) => h.document.id === 'iphone')!;
     expect(iphone.text_match_info).toMatchObject({ tokens_matched: 2, num_tokens_dropped: 0 });
+    // the typed words, matched as typed, rank no lower than their synonym
+    const samsung = r.hits!.find((h) => h.document.id === 'samsung')!;
+    expect(samsung.text_match).toBeGreaterThanOrEqual(iphone.text_match!);
     // a match through the synonym ranks above a match of one typed word of two
     expect(order.indexOf('watch')).toBeGreaterThan(order.indexOf('iphone'));
   });
