@@ -136,8 +136,8 @@ export const SEARCH_DEFAULTS = {
   typo_tokens_threshold: 1,
   /** Drop query tokens (right to left) while fewer than this many documents match. */
   drop_tokens_threshold: 1,
-  /** Which words go first when too few documents match: right_to_left, left_to_right or both_sides:3. */
-  drop_tokens_mode: 'right_to_left' as 'right_to_left' | 'left_to_right' | 'both_sides:3',
+  /** Which words go first when too few documents match: right_to_left, left_to_right or both_sides:N (e.g. both_sides:3). */
+  drop_tokens_mode: 'right_to_left' as 'right_to_left' | 'left_to_right' | `both_sides:${number}`,
   /** Candidate terms considered per query token for prefix and typo expansion. */
   max_candidates: 4,
   /**

@@ -221,6 +221,8 @@ describe('search parameters: implemented, or refused with 400 naming them', () =
       ['infix', 'always'],
       ['infix', 'fallback'],
       ['infix', 'sometimes'],
+      // (one value, or one per query_by field)
+      ['infix', 'off,off,off'],
       ['facet_strategy', 'guess'],
       // (not in facet_by)
       ['facet_return_parent', 'address.city'],
@@ -296,6 +298,23 @@ describe('search parameters: implemented, or refused with 400 naming them', () =
     const res = await call('GET', `/collections/parts/documents/search?q=pro&query_by=title&infix=always`);
     expect(res.status).toBe(400);
     expect(res.json.message).toMatch(/`infix`: field `title` was not created with `infix: true`/);
+  });
+
+  it('drops words from both sides for queries of up to N words with drop_tokens_mode=both_sides:N', async () => {
+    await client.collections().create({ name: 'drops', fields: [{ name: 't', type: 'string' }] });
+    await client.collections('drops').documents().import([{ id: 'head', t: 'alpha beta gamma' }, { id: 'tail', t: 'beta gamma delta' }], { action: 'create' });
+    const ids = async (q: string, mode: string) =>
+      (await client.collections('drops').documents().search({ q, query_by: 't', prefix: false, drop_tokens_mode: mode as 'both_sides:3' })).hits!.map((h) => (h.document as { id: string }).id).sort();
+    // four words: `alpha beta gamma` (the last dropped) and `beta gamma delta` (the first)
+    expect(await ids('alpha beta gamma delta', 'both_sides:4')).toEqual(['head', 'tail']);
+    // longer than N: right to left only
+    expect(await ids('alpha beta gamma delta', 'both_sides:3')).toEqual(['head']);
+    expect(await ids('alpha beta gamma delta', 'left_to_right')).toEqual(['tail']);
+    for (const bad of ['both_sides:0', 'both_sides', 'both_sides:x']) {
+      const res = await call('GET', `/collections/drops/documents/search?q=alpha&query_by=t&drop_tokens_mode=${bad}`);
+      expect(res.status, bad).toBe(400);
+      expect(res.json.message, bad).toContain('`drop_tokens_mode`');
+    }
   });
 
   it('with exhaustive_search, finds typo matches even when exact matches were enough', async () => {

@@ -21,7 +21,7 @@ export interface SearchParams {
   min_len_2typo: number;
   typo_tokens_threshold: number;
   drop_tokens_threshold: number;
-  drop_tokens_mode: 'right_to_left' | 'left_to_right' | 'both_sides:3';
+  drop_tokens_mode: 'right_to_left' | 'left_to_right' | `both_sides:${number}`;
   prioritize_exact_match: boolean;
   max_candidates: number;
   split_join_tokens: 'fallback' | 'always' | 'off';
@@ -103,13 +103,25 @@ function intParam(raw: RawParams, k: string): number {
 
 export type InfixMode = 'off' | 'always' | 'fallback';
 
-/** infix: one mode, or one per query_by field (comma-separated or an array). */
-function infixModes(raw: RawParams): InfixMode[] {
+/** infix: one mode, or one per query_by field (comma-separated or an array), as prefix and num_typos. */
+function infixModes(raw: RawParams, n: number): InfixMode[] {
   const v = raw.infix;
   if (v === undefined || v === null || v === '') return ['off'];
   const list = (Array.isArray(v) ? v.map(String) : String(v).split(',')).map((s) => s.trim());
   for (const m of list) if (m !== 'off' && m !== 'always' && m !== 'fallback') bad(`parameter \`infix\` must be off, always or fallback (one value, or one per query_by field), got ${JSON.stringify(m)}`);
+  if (list.length !== 1 && list.length !== n) bad(`parameter \`infix\` must have one value, or one per \`query_by\` field (${n}), got ${list.length}`);
   return list as InfixMode[];
+}
+
+/** drop_tokens_mode: right_to_left, left_to_right, or both_sides:N (N >= 1: both sides for queries of up to N words). */
+function dropTokensMode(raw: RawParams): SearchParams['drop_tokens_mode'] {
+  const v = str(raw, 'drop_tokens_mode');
+  if (v === undefined || v.trim() === '') return parameter('drop_tokens_mode').default as SearchParams['drop_tokens_mode'];
+  const c = v.trim();
+  if (c === 'right_to_left' || c === 'left_to_right') return c;
+  const m = /^both_sides:(\d{1,4})$/.exec(c);
+  if (m && Number(m[1]) >= 1) return `both_sides:${Number(m[1])}`;
+  bad(`parameter \`drop_tokens_mode\` must be one of \`right_to_left\`, \`left_to_right\`, \`both_sides:3\` (\`both_sides:N\`: from both sides for queries of up to N words, N from 1 to 9999), got ${JSON.stringify(v)}`);
 }
 
 /** One of a 'choice' parameter's values, or its default. */
@@ -216,14 +228,14 @@ export function parseSearchParams(raw: RawParams): SearchParams {
     min_len_2typo: intParam(raw, 'min_len_2typo'),
     typo_tokens_threshold: exhaustive ? parameter('typo_tokens_threshold').max! : intParam(raw, 'typo_tokens_threshold'),
     drop_tokens_threshold: intParam(raw, 'drop_tokens_threshold'),
-    drop_tokens_mode: choiceParam(raw, 'drop_tokens_mode'),
+    drop_tokens_mode: dropTokensMode(raw),
     prioritize_exact_match: boolParam(raw, 'prioritize_exact_match'),
     max_candidates: exhaustive ? parameter('max_candidates').max! : intParam(raw, 'max_candidates'),
     split_join_tokens: choiceParam(raw, 'split_join_tokens'),
     exhaustive_search: exhaustive,
     text_match_type: str(raw, 'text_match_type')?.trim() === 'max_weight' ? 'max_weight' : 'max_score',
     prioritize_token_position: boolParam(raw, 'prioritize_token_position'),
-    infix: infixModes(raw),
+    infix: infixModes(raw, Math.max(n, 1)),
     facet_strategy: (str(raw, 'facet_strategy')?.trim() || parameter('facet_strategy').default) as SearchParams['facet_strategy'],
     filter_by: str(raw, 'filter_by') || undefined,
     sort_by: str(raw, 'sort_by') || undefined,

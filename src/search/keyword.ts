@@ -93,8 +93,8 @@ export function runRounds(plan: SearchPlan, segs: LiveSegment[], masks: SegmentM
  *
  *   right_to_left   a b [c d]      the last `drop` (the default)
  *   left_to_right   [a b] c d      the first `drop`
- *   both_sides:3    a b [c], [a] b c    the last, then the first (queries of up to 3
- *                   words; longer ones drop right to left)
+ *   both_sides:N    a b [c], [a] b c    the last, then the first (queries of up to N
+ *                   words, e.g. both_sides:3; longer ones drop right to left)
  *
  * A document found at one set is not found again at the next (`seen`), so both sides rank
  * together by their own scores.
@@ -103,7 +103,7 @@ export function droppedSets(droppable: number[], drop: number, mode: string, T: 
   const right = new Set(droppable.slice(droppable.length - drop));
   const left = new Set(droppable.slice(0, drop));
   if (mode === 'left_to_right') return [left];
-  if (mode === 'both_sides:3' && T <= 3) return [right, left].filter((s, i) => i === 0 || [...s].some((t) => !right.has(t)));
+  if (mode.startsWith('both_sides:') && T <= Number(mode.slice('both_sides:'.length))) return [right, left].filter((s, i) => i === 0 || [...s].some((t) => !right.has(t)));
   return [right];
 }
 
