@@ -5,7 +5,13 @@
  *   facet_strategy        exhaustive | top_values | automatic: Fathom always counts every
  *                         match exactly, which each strategy's answer approximates at best
  *   text_match_type       max_score and max_weight (params.ts, search/match.ts bestField);
- *                         sum_score: 400 (the score is one field's, packed in bits)
+ *                         sum_score: 400. The packed score (search/score.ts) holds the
+ *                         words matched and typo cost of the whole document and the
+ *                         proximity, weight and exactness of one field; a sum of per-field
+ *                         scores needs each field's own words and typos packed and added, a
+ *                         different layout that text_match_info, the joined / split words
+ *                         and synonyms (respaced, addTokensMatched) and the pruning bound
+ *                         (upperScore) would all have to read
  *
  * (`exhaustive_search`, `enable_highlight_v1`, `infix` and `facet_return_parent` are
  * implemented in params.ts, plan.ts and the search;
