@@ -51,6 +51,9 @@ export function documentsView(api: Api, access: Access, initial: string | undefi
       if (!f) return;
       abort = new AbortController();
       go.disabled = true;
+      // (a second import starts from an empty bar, not the last one's full one)
+      bar.value = 0;
+      counts.textContent = '';
       progress.hidden = false;
       fill(failures);
       say(status, 'info', '');

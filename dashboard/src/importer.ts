@@ -6,6 +6,10 @@
  * API's import route. Each batch's answer has one result line per line sent, so every
  * failure is reported with its line number in the file. Blank lines are skipped here and
  * never sent, so results and lines stay in step.
+ *
+ * Progress counts the bytes of the lines answered, not of the file read: a browser may hand
+ * over a whole file in one chunk, and the bar would then be full before the first batch
+ * was sent.
  */
 import { type Api, enc } from './api.js';
 
@@ -25,7 +29,7 @@ export interface ImportFailure {
 }
 
 export interface ImportProgress {
-  /** Bytes of the file read so far. */
+  /** Bytes of the file done so far: lines sent and answered, and blank lines skipped. */
   bytes: number;
   totalBytes: number;
   /** Lines sent and answered. */
@@ -52,6 +56,10 @@ export async function importJsonl(
   let batch: string[] = [];
   let numbers: number[] = [];
   let size = 0;
+  /** Bytes of the lines in `batch`, newlines included: done when the batch is answered. */
+  let batchBytes = 0;
+  const encoder = new TextEncoder();
+  const bytesOf = (line: string) => encoder.encode(line).length + 1;
 
   const send = async () => {
     if (batch.length === 0) return;
@@ -68,25 +76,30 @@ export async function importJsonl(
       else p.failures.push({ line: numbers[i]!, error: r?.error ?? 'the server gave no result for this line', text: batch[i]!.slice(0, EXCERPT) });
     }
     p.lines += batch.length;
+    p.bytes = Math.min(p.totalBytes, p.bytes + batchBytes);
     batch = [];
     numbers = [];
     size = 0;
+    batchBytes = 0;
     onProgress(p);
   };
   const take = async (line: string) => {
     lineNo++;
-    if (line.trim() === '') return;
+    if (line.trim() === '') {
+      p.bytes = Math.min(p.totalBytes, p.bytes + bytesOf(line));
+      return;
+    }
     if (batch.length > 0 && size + line.length > BATCH_BYTES) await send();
     batch.push(line.endsWith('\r') ? line.slice(0, -1) : line);
     numbers.push(lineNo);
     size += line.length + 1;
+    batchBytes += bytesOf(line);
     if (batch.length >= BATCH_LINES) await send();
   };
 
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    p.bytes += value.byteLength;
     const lines = (rest + decoder.decode(value, { stream: true })).split('\n');
     rest = lines.pop() ?? '';
     for (const l of lines) await take(l);
