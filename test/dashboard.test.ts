@@ -34,7 +34,8 @@ let shots = '';
 let searchKey = '';
 const logs: string[] = [];
 /** Every key value the tests have seen: none may appear in a URL or a log line. */
-const secrets = new Set<string>([ADMIN]);
+const WRONG = 'dashboard-wrong-key-5e1f0c';
+const secrets = new Set<string>([ADMIN, WRONG]);
 let step = 0;
 
 async function api(method: string, p: string, body?: unknown, key = ADMIN): Promise<{ status: number; json: any; text: string }> {
@@ -63,6 +64,8 @@ interface Session {
   page: Page;
   context: BrowserContext;
   requests: string[];
+  /** The page's own calls to the API (fetch and XHR), with the key header each carried. */
+  calls: Array<{ url: string; key: string | undefined }>;
   errors: string[];
 }
 let open: Session | undefined;
@@ -71,13 +74,16 @@ let open: Session | undefined;
 async function session(viewport = { width: 1280, height: 800 }): Promise<Session> {
   const context = await browser.newContext({ viewport, acceptDownloads: true });
   const page = await context.newPage();
-  const s: Session = { page, context, requests: [], errors: [] };
+  const s: Session = { page, context, requests: [], calls: [], errors: [] };
   await page.addInitScript(() => {
     const w = globalThis as unknown as { __csp: string[]; document: { addEventListener(t: string, f: (e: { violatedDirective: string; blockedURI: string }) => void): void } };
     w.__csp = [];
     w.document.addEventListener('securitypolicyviolation', (e) => w.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
   });
-  page.on('request', (r) => s.requests.push(r.url()));
+  page.on('request', (r) => {
+    s.requests.push(r.url());
+    if (r.resourceType() === 'fetch' || r.resourceType() === 'xhr') s.calls.push({ url: r.url(), key: r.headers()['x-typesense-api-key'] });
+  });
   page.on('pageerror', (e) => s.errors.push(e.message));
   open = s;
   return s;
@@ -166,6 +172,11 @@ describe.skipIf(!CHROMIUM)('the dashboard in headless Chromium', () => {
       expect(url.startsWith(`${server.url}/`) || url.startsWith('data:') || url.startsWith('blob:'), `a request outside the server: ${url}`).toBe(true);
       for (const k of secrets) expect(url.includes(k), `a key in a URL: ${url}`).toBe(false);
     }
+    // every call the page makes to the API carries a key in the header (none goes without)
+    for (const c of s.calls) {
+      if (c.url.startsWith('blob:') || c.url.startsWith('data:')) continue;
+      expect(c.key !== undefined && secrets.has(c.key), `a call without the key header: ${c.url}`).toBe(true);
+    }
   });
 
   afterAll(async () => {
@@ -177,6 +188,13 @@ describe.skipIf(!CHROMIUM)('the dashboard in headless Chromium', () => {
     const { page } = await session();
     await page.goto(`${server.url}/`);
     await shot(page, 'key-asked');
+    // a wrong key is refused with the server's message, and nothing is kept
+    await page.fill('input[name=api-key]', WRONG);
+    await page.press('input[name=api-key]', 'Enter');
+    await page.waitForSelector('form.login .status-error');
+    expect(await page.textContent('form.login .status-error')).toBe('The server refused the key: the API key is not valid.');
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    await shot(page, 'key-refused');
     await page.fill('input[name=api-key]', ADMIN);
     await shot(page, 'key-entered');
     await page.press('input[name=api-key]', 'Enter');
@@ -188,6 +206,8 @@ describe.skipIf(!CHROMIUM)('the dashboard in headless Chromium', () => {
     expect(page.url()).toBe(`${server.url}/dashboard/search`);
     expect(await page.content()).not.toContain(ADMIN);
     expect(await page.textContent('.who')).toBe('admin key');
+    // at 1280x800 nothing is wider than the window
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1280);
     // collections are offered by name
     expect(await page.$$eval('select[name=collection] option', (os) => os.map((o) => (o as unknown as { value: string }).value))).toEqual(['books', 'imports', 'notes']);
     await page.selectOption('select[name=collection]', 'notes');
@@ -280,6 +300,38 @@ describe.skipIf(!CHROMIUM)('the dashboard in headless Chromium', () => {
     expect((await api('GET', '/collections/imports')).json.num_documents).toBe(2);
   });
 
+  it('moves the progress bar batch by batch on a file longer than one batch', async () => {
+    const { page } = await session();
+    await login(page, ADMIN);
+    await page.click('nav a[href="/dashboard/documents"]');
+    await page.selectOption('select[name=collection]', 'imports');
+    // 2,500 lines: three requests of at most 1,000 lines (dashboard/src/importer.ts); line 1,500 fails
+    const lines = Array.from({ length: 2500 }, (_, i) =>
+      i === 1499 ? '{"id":"bulk-1499"}' : JSON.stringify({ id: `bulk-${i}`, title: `Bulk book ${i} ${'x'.repeat(200)}`, authors: ['Bulk'], year: 1900 + (i % 100), rating: 1 }),
+    );
+    // every value the bar and its counts take, as the page shows them
+    await page.evaluate(`(() => {
+      const bar = document.querySelector('form.import progress');
+      const counts = document.querySelector('form.import .counts');
+      const seen = (globalThis.__progress = { values: [], counts: [] });
+      new MutationObserver(() => seen.values.push(bar.value)).observe(bar, { attributes: true, attributeFilter: ['value'] });
+      new MutationObserver(() => seen.counts.push(counts.textContent)).observe(counts, { childList: true, characterData: true, subtree: true });
+    })()`);
+    await page.setInputFiles('input[name=jsonl]', { name: 'bulk.jsonl', mimeType: 'application/x-ndjson', buffer: Buffer.from(lines.join('\n')) });
+    await page.click('form.import button[type=submit]');
+    await page.waitForSelector('.failures-table');
+    expect(await page.textContent('form.import .status')).toBe('Imported 2,499 of 2,500 lines into imports; 1 failed (below).');
+    const seen = (await page.evaluate('globalThis.__progress')) as { values: number[]; counts: string[] };
+    expect([...new Set(seen.counts)]).toEqual(['1,000 lines: 1,000 imported, 0 failed', '2,000 lines: 1,999 imported, 1 failed', '2,500 lines: 2,499 imported, 1 failed']);
+    // the bar only rises, stops part-way before the end, and ends full
+    expect(seen.values.some((v) => v > 0 && v < 100), `bar values ${seen.values.join(',')}`).toBe(true);
+    expect(seen.values).toEqual(seen.values.slice().sort((a, b) => a - b));
+    expect(seen.values.at(-1)).toBe(100);
+    expect(await page.$$eval('.failures-table tbody tr td:first-child', (tds) => tds.map((td) => td.textContent))).toEqual(['1500']);
+    await shot(page, 'import-progress');
+    expect((await api('GET', '/collections/imports')).json.num_documents).toBe(2 + 2499);
+  });
+
   it('gets, edits (upsert) and deletes one document, and exports the collection', async () => {
     const { page } = await session();
     await login(page, ADMIN);
@@ -291,7 +343,8 @@ describe.skipIf(!CHROMIUM)('the dashboard in headless Chromium', () => {
     const doc = JSON.parse(await page.inputValue('textarea[name=document]'));
     await page.fill('textarea[name=document]', JSON.stringify({ ...doc, title: 'Gardens of Stone, revised' }, null, 2));
     await page.click('text=Save (upsert)');
-    await page.waitForSelector('.one .status-ok');
+    // (the status line already says "Loaded 4." from the get: wait for the save's own line)
+    await page.waitForSelector('.one .status-ok >> text=Saved 4.');
     expect((await api('GET', '/collections/books/documents/4')).json.title).toBe('Gardens of Stone, revised');
     await shot(page, 'document-saved');
 
@@ -469,6 +522,6 @@ describe.skipIf(!CHROMIUM)('the dashboard in headless Chromium', () => {
   it('leaves no key in any server log line', () => {
     const text = logs.join('');
     expect(text).toContain('"url":"/dashboard/api/access"');
-      for (const k of secrets) expect(text.includes(k)).toBe(false);
+    for (const k of secrets) expect(text.includes(k)).toBe(false);
   });
 });
