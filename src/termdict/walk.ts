@@ -114,10 +114,10 @@ export function enumerateTerms(table: StringTable, query: string, maxCost: numbe
 /** A typo walk without prefix matching is split in two (forwardBackward) for queries this long. */
 const FB_MIN = 4;
 /**
- * With 2 typos allowed, q2 is the query's last 3 units (with 1, its longer half). Replaying
- * the HTTP benchmark's 3,462 2-typo walks without prefix: 0.69x the plain walks' time with 3,
- * 0.74x with 2, 0.77x with 4, 0.79-0.81x with half the query. (Forwards, q1 within one edit still fans out
- * at the top of the trie; backwards, an exact suffix of 3 leaves few nodes.)
+ * With 2 typos allowed, q2 is the query's last 3 units (with 1, its longer half): of the
+ * lengths tried on replayed 2-typo walks (2, 3, 4, half the query), 3 took the least time.
+ * Forwards, q1 within one edit still fans out at the top of the trie; backwards, an exact
+ * suffix of 3 leaves few nodes.
  */
 const FB_SUFFIX_2 = 3;
 
@@ -217,10 +217,9 @@ const FT_SUFFIX = 4;
  *             offset (StringTable.tails), each checked with the plain distance and emitted
  *             unless the forward walk did
  *
- * Replaying all the HTTP benchmark's walks, against splitting only the walks without
- * prefix: 2-typo walks 0.89x, 1-typo walks 0.79x the time (q2 of 3, 5 or 6 units: less).
- * The tails index costs 4 bytes per entry per offset, built the first time an offset is
- * needed.
+ * Split this way, replayed prefix walks of 1 and 2 typos both take less time than whole
+ * walks; of the lengths of q2 tried (3 to 6 units), 4 gains the most. The tails index
+ * costs 4 bytes per entry per offset, built the first time an offset is needed.
  */
 function forwardTails(table: StringTable, warm: HeadIndex, q: Uint16Array, maxCost: number, emit: Emit, range: EmitRange): void {
   const m = q.length;
@@ -335,8 +334,8 @@ const WINDOW = 6;
 
 /**
  * Scratch reused by every walk (walks run one at a time, and never inside one another).
- * Hot: a query walks each token once per field and segment, and a prefix walk needed 66
- * rows; allocating them every time was ~5% of the walks' time.
+ * Hot: a query walks each token once per field and segment, and a prefix walk needs dozens
+ * of rows: they are allocated once, not for every walk.
  */
 const SCRATCH = {
   rows: [] as Int32Array[],
@@ -494,8 +493,7 @@ function visit(w: Walk, lo: number, hi: number, depth: number, best: number): vo
     if (kid === kidEnd) return;
   }
   // Spent: most nodes below the first levels are like this. (isSpent's test, written out:
-  // through the call, replayed 1-typo walks took 1.04-1.06x the time; visit is too large
-  // for V8 to inline it.)
+  // visit is too large for V8 to inline it, and through the call the walks took longer.)
   const kLo = bandLo(depth + 1, maxCost);
   const kHi = bandHi(depth + 1, maxCost, m);
   if (depth >= maxCost && !(prefix && best <= maxCost) && rowFloor(prev, kLo - 1, kHi) >= maxCost) {
@@ -664,7 +662,7 @@ function childRun(w: Walk, i: number, hi: number, depth: number, head: Int32Arra
 function exhausted(w: Walk, i: number, hi: number, depth: number, head: Int32Array, hb: number, kid: number, kidEnd: number, lead: number, r: number, nf: number): number {
   const { offsets, chars, q, m } = w;
   // (at depths 0 to 2 the head index narrows the search to the lead's run first: childRun's
-  // first two cases, written out, since through the call replayed walks took 1.07x the time)
+  // first two cases, written out: through the call, the walks took longer)
   let a = i;
   let b = hi;
   if (head.length > 0 && lead < 128) {
@@ -800,12 +798,4 @@ function childRow(w: Walk, depth: number, ch: number): number {
     if (v < rowMin) rowMin = v;
   }
   return rowMin;
-}
-
-/** Typos allowed for a token of this length under the min_len rules. */
-export function allowedTypos(token: string, numTypos: number, minLen1: number, minLen2: number): number {
-  const len = [...token].length;
-  if (len >= minLen2) return Math.min(2, numTypos);
-  if (len >= minLen1) return Math.min(1, numTypos);
-  return 0;
 }
