@@ -58,8 +58,8 @@ export type DirtyValues = (typeof DIRTY_VALUES)[number];
 export const IMPORT_BATCH_SIZE = 40;
 /**
  * `fathom import`'s default `--batch-size`. Range 1..10000. The CLI is a bulk loader with no
- * searches waiting in its process, so it takes bigger transactions: on the Debian dataset
- * 1000 imports 1.6-1.9x faster than 40 (fewer commits, fewer and larger index segments to merge).
+ * searches waiting in its process, so it takes bigger transactions: fewer commits, and fewer,
+ * larger index segments to merge.
  */
 export const CLI_IMPORT_BATCH_SIZE = 1000;
 /** Largest accepted `batch_size`. */

@@ -19,9 +19,8 @@
  *
  * The two logs are keyed by time so that every request's write lands at the right edge of
  * the B-tree: a commit then rewrites a few pages, where keys ordered by user or document
- * scattered each commit's writes over the tree (on the search benchmark, ~10 KB written to
- * disk per search). Compaction (analytics.ts) reads them in order and folds them into the
- * per-rule counts.
+ * scattered each commit's writes over the tree (many pages written to disk per search).
+ * Compaction (analytics.ts) reads them in order and folds them into the per-rule counts.
  *
  * A flush seals the pending counts into a numbered batch (one transaction here), applies the
  * batch to the destination collections together with the record "batches of environment
@@ -72,7 +71,7 @@ export function openPending(dir: string): PendingStore {
   try {
     // No overlapping sync: each commit is flushed before it resolves. Requests wait for their
     // commit, and lmdb-js's overlapping sync made some commits wait for the previous flush
-    // (64 writers: commit p99 42 ms against 9 ms without it, and half the commits per second).
+    // (under many concurrent writers: slower commits at the tail, and fewer per second).
     env = open({ path: abs, noSubdir: false, maxDbs: 4, mapSize: LMDB_MAP_SIZE, overlappingSync: false });
   } catch (e) {
     throw new FathomError('DATA_DIR', `cannot open analytics directory ${dir}: ${(e as Error).message}`);

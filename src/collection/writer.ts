@@ -41,7 +41,7 @@ export type BatchOp =
    * An import line not parsed yet: applyBatch parses it inside the transaction, so the
    * parsed document lives only while its batch is applied. (Parsed as lines arrive, the
    * documents of every batch in the import pipeline outlived two young-generation
-   * collections, were copied and promoted, and the old generation grew to ~90 MB.)
+   * collections, were copied and promoted, and the old generation grew with the import.)
    */
   | { kind: 'line'; text: string; action: WriteAction; dirty?: DirtyValues }
   | { kind: 'delete'; id: string; ignoreNotFound?: boolean }

@@ -590,8 +590,7 @@ export class TextIndex {
   /**
    * The last document ordinal of term index `t`: docOrdinals' sum of deltas, without
    * storing them. For merges that copy postings whole (once per term per source). The
-   * varints are read inline, as in docOrdinals: through a ByteReader the Debian merges took
-   * 1.09x the time.
+   * varints are read inline, as in docOrdinals: through a ByteReader the merges took longer.
    */
   lastOrdinal(t: number): number {
     const df = this.docFreq[t]!;

@@ -10,7 +10,7 @@
  *               check ids free, put documents and ids, give the segment its real seqs
  *               (or, if anything does not hold, applyBatch on the same lines)
  *
- * Why: a bulk import spent about 60% of the writing thread's time parsing, validating,
+ * Why: a bulk import spent most of the writing thread's time parsing, validating,
  * tokenizing and building segments, none of which needs the database. A prepared batch
  * is speculative: it assumes every id is new and the collection's schema is the one it
  * was prepared with. `applyPrepared` checks both inside the transaction and otherwise

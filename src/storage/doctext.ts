@@ -65,7 +65,7 @@ function begin(max: number, lossless: boolean): number {
 /**
  * Writes `"id":"<id>"}` (after a comma unless the body ends in `{`) at `n` and returns the
  * value. Hot: once per document with a generated id. Generated ids are digits, written byte
- * by byte (building the member as a string and encoding it cost ~1.8 us per document); an
+ * by byte (building the member as a string and encoding it costs more, per document); an
  * id that JSON would escape goes through JSON.stringify.
  */
 function idMember(n: number, afterBrace: boolean, id: string): Buffer {

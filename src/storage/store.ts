@@ -36,8 +36,8 @@ import { currentCommand } from '../clock.js';
 /** `meta` key of the last replicated command this directory has applied (src/cluster). */
 export const APPLIED_KEY = 'cluster_applied_seq';
 
-// lmdb is loaded through its CommonJS build: one bundled file instead of a dozen ES modules,
-// which saves ~20 ms of module resolution and compilation on every cold `fathom` command.
+// lmdb is loaded through its CommonJS build: one bundled file instead of a dozen ES modules
+// to resolve and compile on every cold `fathom` command.
 // Every caller in the process goes through this one instance.
 const { open } = createRequire(import.meta.url)('lmdb') as typeof LmdbModule;
 
@@ -75,7 +75,7 @@ export interface Store {
   /**
    * Ends pinned reads and closes the environment. With `exiting` (a read-only process about
    * to exit) the environment is left for the exit to release: closing it makes V8 run a
-   * full garbage collection for the unmapped memory, ~10 ms of a cold `fathom search`.
+   * full garbage collection for the unmapped memory, a large share of a cold `fathom search`.
    */
   close(opts?: { exiting?: boolean }): Promise<void>;
   /**

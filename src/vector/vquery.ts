@@ -93,11 +93,10 @@ const POW10 = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
 
 /**
  * The vector list `[...]` as float32 (as the index stores vectors), each entry exactly
- * `Math.fround(Number(text))`. Hot: 384 or more numbers per query, and JSON.parse spends
- * ~100 ns on each 17-digit number (V8's exact decimal conversion) where a float32 needs far
- * less precision: 384 such numbers take 39 us through JSON.parse, 24 us through
- * readFloat32List. Falls back to the general path (and its precise errors) on anything
- * outside the plain grammar.
+ * `Math.fround(Number(text))`. Hot: 384 or more numbers per query, and JSON.parse converts
+ * each 17-digit number exactly (V8's decimal conversion) where a float32 needs far less
+ * precision, so readFloat32List reads them in less time. Falls back to the general path
+ * (and its precise errors) on anything outside the plain grammar.
  */
 function vectorList(s: string): Float32Array {
   const v = readFloat32List(s) ?? Float32Array.from(numberList(s, 'the vector'));
@@ -114,8 +113,8 @@ let numbers = new Float32Array(1024);
 /**
  * `[n, n, ...]` of plain decimals (`-?digits[.digits][e[+-]digits]`) as float32, or
  * undefined for anything else. Hot path of a vector query: it reads the text's bytes from a
- * Buffer, because `charCodeAt` costs ~3.5 ns a character here against ~0.7 ns for a byte
- * (a 384-dimension query is ~7,600 characters).
+ * Buffer, because reading a byte costs a fraction of what `charCodeAt` costs here, and a
+ * 384-dimension query is thousands of characters.
  *
  * Each number keeps its first 15 significant digits as an integer D (exact in a double) and
  * a power of ten p, and x = D * 10^p (or D / 10^-p) is one correctly rounded operation
@@ -147,7 +146,7 @@ function readFloat32List(s: string): Float32Array | undefined {
     let p = 0;
     let digits = false;
     // (the integer and fraction digits in two loops of the same shape: one loop with a flag
-    // for the '.' took 29 us instead of 24 for 384 numbers)
+    // for the '.' was slower)
     while (c >= 48 && c <= 57) {
       digits = true;
       if (nd < 15) {

@@ -11,9 +11,9 @@
  *      segmentation or longer than 100 characters becomes `[UNK]`;
  *   5. `[CLS] … [SEP]`, truncated to `maxTokens` (the rest of the text is not even read).
  *
- * Hand-written rather than assembled from @huggingface/tokenizers: the library spends ~0.4 ms
- * on a 15-word text (regular expressions per character), which would dominate the cost of
- * small models, and a whole-text pass cannot stop at the truncation point. Words are cached.
+ * Hand-written rather than assembled from @huggingface/tokenizers: the library runs regular
+ * expressions per character, which would dominate the cost of small models, and a
+ * whole-text pass cannot stop at the truncation point. Words are cached.
  * Special tokens are never recognised in the text: a literal "[SEP]" is ordinary text.
  */
 import type { SubwordTokenizer } from './tokenizer.js';
