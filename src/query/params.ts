@@ -36,6 +36,8 @@ export interface SearchParams {
   per_page: number;
   offset?: number;
   limit?: number;
+  /** The hits that can be fetched at most (positions 1..limit_hits of the ranking); none: no bound. */
+  limit_hits?: number;
   include_fields?: string[];
   exclude_fields?: string[];
   highlight_fields?: string[];
@@ -170,6 +172,14 @@ function perField<T>(raw: RawParams, k: string, n: number, dflt: T, parse: (s: s
   return parts.map(parse);
 }
 
+/** `limit_hits`, checked (a whole number from 1), or undefined when the request sets none. */
+export function parseLimitHits(raw: RawParams): number | undefined {
+  const v = raw.limit_hits;
+  if (v === undefined || v === null || v === '') return undefined;
+  const p = parameter('limit_hits');
+  return int(raw, 'limit_hits', 0, p.min!, p.max!);
+}
+
 /** `use_cache` and `cache_ttl` (seconds), checked; the cache itself is src/search/cache.ts. */
 export function parseCacheParams(raw: RawParams): { use: boolean; ttlMs: number } {
   return {
@@ -209,6 +219,7 @@ export function parseSearchParams(raw: RawParams): SearchParams {
   const perPage = intParam(raw, 'per_page');
   const limit = raw.limit !== undefined && raw.limit !== '' ? int(raw, 'limit', perPage, parameter('limit').min!, parameter('limit').max!) : undefined;
   const offset = raw.offset !== undefined && raw.offset !== '' ? int(raw, 'offset', 0, parameter('offset').min!, parameter('offset').max!) : undefined;
+  const limitHits = parseLimitHits(raw);
   const groupBy = parseFieldList(str(raw, 'group_by'));
   const alpha = num(raw, 'alpha');
   const alphaRange = parameter('alpha');
@@ -247,6 +258,7 @@ export function parseSearchParams(raw: RawParams): SearchParams {
     per_page: limit ?? perPage,
     ...(offset !== undefined ? { offset } : {}),
     ...(limit !== undefined ? { limit } : {}),
+    ...(limitHits !== undefined ? { limit_hits: limitHits } : {}),
     include_fields: parseFieldList(str(raw, 'include_fields')),
     exclude_fields: parseFieldList(str(raw, 'exclude_fields')),
     highlight_fields: parseFieldList(str(raw, 'highlight_fields')),

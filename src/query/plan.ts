@@ -193,7 +193,7 @@ export function planSearch(store: Store, collection: string, params: SearchParam
   if (textual && params.enable_synonyms) ({ words, variants } = synonymWords(store, schema, params, fields, words));
 
   const offset = params.offset ?? (params.page - 1) * params.per_page;
-  const limit = params.limit ?? params.per_page;
+  const limit = pageWithinLimitHits(offset, params.limit ?? params.per_page, params.limit_hits);
   const vector = vq || semantic ? { field: vfield ?? semantic!, ...(vq ? { vq } : {}), ...(semantic ? { semantic } : {}) } : undefined;
   return {
     store,
@@ -218,6 +218,23 @@ export function planSearch(store: Store, collection: string, params: SearchParam
     ...(variants && variants.length > 0 ? { variants } : {}),
     ...(curation ? { curation } : {}),
   };
+}
+
+/**
+ * limit_hits: no hit ranked beyond it is ever returned, so the page [offset, offset + limit)
+ * is cut at it, and a page starting beyond it is refused with the reference's 422 and
+ * message. Positions count what the page counts: hits, or groups under group_by. `found`
+ * is left alone. The limit returned is what the page may hold.
+ */
+function pageWithinLimitHits(offset: number, limit: number, limitHits: number | undefined): number {
+  if (limitHits === undefined) return limit;
+  if (offset >= limitHits) throw new FathomError('UNPROCESSABLE', limitHitsMessage(limitHits));
+  return Math.min(limit, limitHits - offset);
+}
+
+/** The reference's message for a page beyond limit_hits (union.ts says it too). */
+export function limitHitsMessage(limitHits: number): string {
+  return `Only upto ${limitHits} hits can be fetched. Ensure that \`page\` and \`per_page\` parameters are within this range.`;
 }
 
 /**

@@ -2,8 +2,12 @@
  * Union search (`POST /multi_search` with `"union": true`): the searches' hits merged into
  * one ranked list, as the reference defines it.
  *
- *   - Paging is global: `page`, `per_page`, `offset`, `limit` (and `limit_hits`) come from
- *     the request's query string; the searches' own are ignored.
+ *   - Paging is global: `page`, `per_page`, `offset` and `limit` come from the request's
+ *     query string (or the body's top level); the searches' own are ignored.
+ *   - `limit_hits` bounds the merged list: it reaches no further than the request's
+ *     limit_hits nor any search's own (a scoped key's, forced onto every search, is one), so
+ *     each search contributes at most that many hits and a page starting beyond it is
+ *     refused (422) as a single search's is. `found` still adds up every match.
  *   - Each search ranks by its own sort (`sort_by`, or text match then the default sorting
  *     field); the merged list compares those sort values across searches, so every search
  *     must sort by values of the same kinds, in the same order and directions (a 400 says
@@ -19,13 +23,14 @@
  */
 import { FathomError } from '../errors.js';
 import { SEARCH_DEFAULTS } from '../defaults.js';
-import type { RawParams } from '../query/params.js';
+import { parseLimitHits, type RawParams } from '../query/params.js';
+import { limitHitsMessage } from '../query/plan.js';
 import type { SortClause } from '../query/sort.js';
 import { Sorter } from './topk.js';
 import type { RankedPage, SearchHit, SearchResponse } from './search.js';
 
-/** The pagination parameters a union takes from the request, and ignores in each search. */
-export const UNION_PAGING = ['page', 'per_page', 'offset', 'limit', 'limit_hits'] as const;
+/** The pagination parameters a union takes from the request, and ignores in each search (limit_hits is taken from both). */
+export const UNION_PAGING = ['page', 'per_page', 'offset', 'limit'] as const;
 
 /** Runs one search of a union: the answer for hits [offset, offset + limit) and their sort keys. */
 export type RankedSearch = (collection: string, params: RawParams) => Promise<{ res: SearchResponse; ranked: RankedPage }>;
@@ -53,6 +58,16 @@ function intOf(raw: RawParams, k: string, dflt: number, min: number, max: number
   return n;
 }
 
+/** `fn`'s answer; a FathomError it throws is told again with `where` before its message. */
+function within<T>(where: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof FathomError) throw new FathomError(e.code, `${where}: ${e.message}`);
+    throw e;
+  }
+}
+
 /** What a sort clause's values are, for checking that searches can be merged. */
 function shape(c: SortClause): string {
   const type = c.kind === 'field' && c.field.kind === 'text' ? 'string' : 'number';
@@ -70,12 +85,9 @@ export async function unionSearch(searches: unknown, paging: RawParams, run: Ran
   const limit = paging.limit !== undefined && paging.limit !== '' ? intOf(paging, 'limit', perPage, 0, SEARCH_DEFAULTS.max_per_page) : perPage;
   const page = intOf(paging, 'page', SEARCH_DEFAULTS.page, 1, 1e9);
   const offset = paging.offset !== undefined && paging.offset !== '' ? intOf(paging, 'offset', 0, 0, 1e9) : (page - 1) * limit;
-  const limitHits = paging.limit_hits !== undefined && paging.limit_hits !== '' ? intOf(paging, 'limit_hits', 0, 0, 1e9) : Infinity;
-  // every search's first `want` hits; a duplicate dropped by the merge may leave the page
-  // short by as many, as in the reference
-  const want = Math.min(offset + limit, limitHits);
-
-  const lists: Array<{ collection: string; res: SearchResponse; hits: SearchHit[]; keys: (number | string)[][]; clauses: SortClause[] }> = [];
+  // the merged list's bound: the request's limit_hits and every search's own, the smallest
+  let limitHits = within('union', () => parseLimitHits(paging)) ?? Infinity;
+  const owns: Array<{ collection: string; own: RawParams }> = [];
   for (let i = 0; i < searches.length; i++) {
     const s = searches[i] as unknown;
     if (!s || typeof s !== 'object' || Array.isArray(s)) throw new FathomError('BAD_REQUEST', `union: search ${i} must be a JSON object`);
@@ -84,6 +96,17 @@ export async function unionSearch(searches: unknown, paging: RawParams, run: Ran
     const collection = own.collection;
     if (typeof collection !== 'string' || !collection) throw new FathomError('BAD_REQUEST', `union: search ${i} needs a \`collection\``);
     if (own.group_by !== undefined && own.group_by !== '') bad(`union: search ${i} has \`group_by\`; grouping is not supported in a union search`);
+    limitHits = Math.min(limitHits, within(`union: search ${i} (collection \`${collection}\`)`, () => parseLimitHits(own)) ?? Infinity);
+    owns.push({ collection, own });
+  }
+  if (offset >= limitHits) throw new FathomError('UNPROCESSABLE', limitHitsMessage(limitHits));
+  // every search's first `want` hits; a duplicate dropped by the merge may leave the page
+  // short by as many, as in the reference
+  const want = Math.min(offset + limit, limitHits);
+
+  const lists: Array<{ collection: string; res: SearchResponse; hits: SearchHit[]; keys: (number | string)[][]; clauses: SortClause[] }> = [];
+  for (let i = 0; i < owns.length; i++) {
+    const { collection, own } = owns[i]!;
     const hits: SearchHit[] = [];
     const keys: (number | string)[][] = [];
     let first: { res: SearchResponse; ranked: RankedPage } | undefined;
@@ -121,7 +144,7 @@ export async function unionSearch(searches: unknown, paging: RawParams, run: Ran
   const at = lists.map(() => 0);
   const merged: UnionResponse['hits'] = [];
   const seen = new Set<string>();
-  while (merged.length < offset + limit) {
+  while (merged.length < want) {
     let best = -1;
     for (let i = 0; i < lists.length; i++) {
       if (at[i]! >= lists[i]!.hits.length) continue;
@@ -142,11 +165,8 @@ export async function unionSearch(searches: unknown, paging: RawParams, run: Ran
   const outOf = new Map<string, number>();
   for (const l of lists) outOf.set(l.collection, l.res.out_of);
   return {
-    found: Math.min(
-      lists.reduce((a, l) => a + l.res.found, 0),
-      limitHits,
-    ),
-    hits: merged.slice(offset, offset + limit),
+    found: lists.reduce((a, l) => a + l.res.found, 0),
+    hits: merged.slice(offset, want),
     facet_counts: lists.flatMap((l, i) => l.res.facet_counts.map((f) => ({ ...f, collection: l.collection, search_index: i }))),
     out_of: [...outOf.values()].reduce((a, b) => a + b, 0),
     page,

@@ -88,9 +88,11 @@ export function searchRoutes(app: FastifyInstance, ctx: ServerContext): void {
       return params;
     });
     if (body.union === true || body.union === 'true') {
-      // paging is the request's alone (query string, or the body's top level); the searches' own is ignored
+      // paging is the request's alone (query string, or the body's top level); the searches' own is
+      // ignored, but for limit_hits: the union keeps to the request's and every search's own (a
+      // scoped key's is forced onto each search above, so no request can widen it)
       const paging: Record<string, unknown> = {};
-      for (const k of UNION_PAGING) {
+      for (const k of [...UNION_PAGING, 'limit_hits']) {
         const v = common[k] ?? body[k];
         if (v !== undefined) paging[k] = v;
       }
