@@ -12,10 +12,12 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { ANALYTICS_DEFAULTS } from '../src/defaults.js';
 import { out, printJson, readAllInput, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
+import { listOutput, withListOutput, writeJsonLines } from './jsonl.js';
 
 interface Opts {
   dataDir: string;
   json?: boolean;
+  jsonl?: boolean;
   analyticsDir?: string;
 }
 
@@ -23,11 +25,16 @@ export function analyticsCommand(run: (fn: () => Promise<ExitCode>) => Promise<v
   const cmd = new Command('analytics').description('search analytics: rules, and flushing aggregated queries and counters');
   const rules = cmd.command('rules').description('manage analytics rules (popular_queries, nohits_queries, counter)');
 
-  withDataDir(rules.command('list').description('list analytics rules').option('--json', 'print JSON')).action((opts: Opts) =>
+  withDataDir(withListOutput(rules.command('list').description('list analytics rules'))).action((opts: Opts) =>
     run(async () => {
+      const mode = listOutput(opts);
       const list = await withEngine(opts.dataDir, (e) => e.listAnalyticsRules(), { merges: 'off' });
-      if (opts.json) {
+      if (mode === 'json') {
         await printJson({ rules: list });
+        return;
+      }
+      if (mode === 'jsonl') {
+        await writeJsonLines(list);
         return;
       }
       if (list.length === 0) {

@@ -3,10 +3,12 @@
  */
 import { Command } from 'commander';
 import { out, printJson, readAllInput, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
+import { listOutput, withListOutput, writeJsonLines } from './jsonl.js';
 
 interface Opts {
   dataDir: string;
   json?: boolean;
+  jsonl?: boolean;
 }
 
 export function collectionsCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>): Command {
@@ -32,11 +34,16 @@ export function collectionsCommand(run: (fn: () => Promise<ExitCode>) => Promise
     }),
   );
 
-  withDataDir(cmd.command('list').description('list collections').option('--json', 'print JSON')).action((opts: Opts) =>
+  withDataDir(withListOutput(cmd.command('list').description('list collections'))).action((opts: Opts) =>
     run(async () => {
+      const mode = listOutput(opts);
       const list = await withEngine(opts.dataDir, (e) => e.listCollections());
-      if (opts.json) {
+      if (mode === 'json') {
         await printJson(list);
+        return;
+      }
+      if (mode === 'jsonl') {
+        await writeJsonLines(list);
         return;
       }
       if (list.length === 0) {

@@ -10,6 +10,7 @@
  */
 import { Command, Option } from 'commander';
 import { out, parseIntOption, printJson, readAllInput, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
+import { listOutput, withListOutput, writeJsonLines } from './jsonl.js';
 
 interface ModelOpts {
   dataDir: string;
@@ -28,6 +29,7 @@ interface ModelOpts {
   historyCollection?: string;
   file?: string;
   json?: boolean;
+  jsonl?: boolean;
 }
 
 /** The model body from a JSON file (or stdin) and/or flags; flags win. */
@@ -94,10 +96,12 @@ function modelsCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>): Com
       await printJson(await withEngine(opts.dataDir, (e) => e.conversationModels().create(body), { merges: 'off' }));
     }),
   );
-  withDataDir(cmd.command('list').description('list conversation models (keys masked)').option('--json', 'print JSON')).action((opts: ModelOpts) =>
+  withDataDir(withListOutput(cmd.command('list').description('list conversation models (keys masked)'))).action((opts: ModelOpts) =>
     run(async () => {
+      const mode = listOutput(opts);
       const models = await withEngine(opts.dataDir, (e) => e.conversationModels().list(), { merges: 'off' });
-      if (opts.json) await printJson(models);
+      if (mode === 'json') await printJson(models);
+      else if (mode === 'jsonl') await writeJsonLines(models);
       else if (models.length === 0) await out('no conversation models\n');
       else await out(models.map((m) => `${m.id}  ${m.model_name}  max_bytes=${m.max_bytes}  ttl=${m.ttl}${m.api_key ? `  api_key=${m.api_key}` : ''}`).join('\n') + '\n');
     }),
@@ -118,11 +122,16 @@ function modelsCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>): Com
 export function conversationsCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>): Command {
   const cmd = new Command('conversations').description('conversation models and the conversations of conversational search');
   cmd.addCommand(modelsCommand(run));
-  withDataDir(cmd.command('list').description('list live conversations, most recent first').option('--json', 'print JSON')).action((opts: { dataDir: string; json?: boolean }) =>
+  withDataDir(withListOutput(cmd.command('list').description('list live conversations, most recent first'))).action((opts: { dataDir: string; json?: boolean; jsonl?: boolean }) =>
     run(async () => {
+      const mode = listOutput(opts);
       const all = await withEngine(opts.dataDir, (e) => e.listConversations(), { merges: 'off' });
-      if (opts.json) {
+      if (mode === 'json') {
         await printJson({ conversations: all });
+        return;
+      }
+      if (mode === 'jsonl') {
+        await writeJsonLines(all);
         return;
       }
       if (all.length === 0) {

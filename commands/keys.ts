@@ -6,6 +6,7 @@
  */
 import { Command, Option } from 'commander';
 import { out, printJson, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
+import { listOutput, withListOutput, writeJsonLines } from './jsonl.js';
 
 interface Opts {
   dataDir: string;
@@ -16,6 +17,7 @@ interface Opts {
   expiresAt?: number;
   autodelete?: boolean;
   json?: boolean;
+  jsonl?: boolean;
 }
 
 function list(v: string): string[] {
@@ -55,12 +57,17 @@ export function keysCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>)
       await printJson(await withEngine(opts.dataDir, (e) => e.createKey(body), { merges: 'off' }));
     }),
   );
-  withDataDir(cmd.command('list').description('list keys (values are never shown, only their first characters)').option('--json', 'print JSON')).action(
+  withDataDir(withListOutput(cmd.command('list').description('list keys (values are never shown, only their first characters)'))).action(
     (opts: Opts) =>
       run(async () => {
+        const mode = listOutput(opts);
         const keys = await withEngine(opts.dataDir, (e) => e.listKeys(), { merges: 'off' });
-        if (opts.json) {
+        if (mode === 'json') {
           await printJson({ keys });
+          return;
+        }
+        if (mode === 'jsonl') {
+          await writeJsonLines(keys);
           return;
         }
         if (keys.length === 0) {

@@ -5,10 +5,12 @@
 import { Command } from 'commander';
 import { isPlainObject } from '../src/json.js';
 import { out, printJson, readAllInput, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
+import { listOutput, withListOutput, writeJsonLines } from './jsonl.js';
 
 interface Opts {
   dataDir: string;
   json?: boolean;
+  jsonl?: boolean;
   param?: string[];
 }
 
@@ -49,10 +51,12 @@ export function presetsCommand(run: (fn: () => Promise<ExitCode>) => Promise<voi
       await printJson(await withEngine(opts.dataDir, (e) => e.putPreset(name, body), { merges: 'off' }));
     }),
   );
-  withDataDir(cmd.command('list').description('list presets').option('--json', 'print JSON')).action((opts: Opts) =>
+  withDataDir(withListOutput(cmd.command('list').description('list presets'))).action((opts: Opts) =>
     run(async () => {
+      const mode = listOutput(opts);
       const presets = await withEngine(opts.dataDir, (e) => e.listPresets(), { merges: 'off' });
-      if (opts.json) await printJson({ presets });
+      if (mode === 'json') await printJson({ presets });
+      else if (mode === 'jsonl') await writeJsonLines(presets);
       else {
         const line = (p: (typeof presets)[number]) =>
           `${p.name}  ${Array.isArray(p.value.searches) ? `${(p.value.searches as unknown[]).length} searches` : Object.entries(p.value).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ')}\n`;

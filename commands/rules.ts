@@ -13,12 +13,14 @@ import { Command } from 'commander';
 import type { Engine } from '../src/engine.js';
 import type { RuleItem, RuleSet, Rules } from '../src/rulesets/rulesets.js';
 import { out, printJson, readAllInput, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
+import { listOutput, withListOutput, writeJsonLines } from './jsonl.js';
 
 export interface RuleOpts {
   dataDir: string;
   collection?: string;
   set?: string;
   json?: boolean;
+  jsonl?: boolean;
   [k: string]: unknown;
 }
 
@@ -87,17 +89,20 @@ export function ruleCommand(spec: RuleCommandSpec, run: (fn: () => Promise<ExitC
     }),
   );
 
-  targeted(cmd.command('list').description(`list the ${spec.noun}s of a collection or a set; neither: the sets`).option('--json', 'print JSON')).action((opts: RuleOpts) =>
+  targeted(withListOutput(cmd.command('list').description(`list the ${spec.noun}s of a collection or a set; neither: the sets`))).action((opts: RuleOpts) =>
     run(async () => {
+      const mode = listOutput(opts);
       const t = target(opts, false);
       if (!t) {
         const sets = await withEngine(opts.dataDir, (e) => rules(e).listSets(), { merges: 'off' });
-        if (opts.json) await printJson(sets);
+        if (mode === 'json') await printJson(sets);
+        else if (mode === 'jsonl') await writeJsonLines(sets);
         else await out(sets.length ? sets.map((s: RuleSet) => `${s.name}  ${s.items.length} item${s.items.length === 1 ? '' : 's'}\n`).join('') : 'no sets\n');
         return;
       }
       const items = await withEngine(opts.dataDir, (e) => ('set' in t ? rules(e).listItems(t.set) : rules(e).list(t.collection)), { merges: 'off' });
-      if (opts.json) await printJson(items);
+      if (mode === 'json') await printJson(items);
+      else if (mode === 'jsonl') await writeJsonLines(items);
       else await out(items.length ? items.map((i) => `${i.id}  ${spec.describe(i)}\n`).join('') : `no ${spec.noun}s\n`);
     }),
   );

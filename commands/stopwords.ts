@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import { Command } from 'commander';
 import { out, printJson, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
+import { listOutput, withListOutput, writeJsonLines } from './jsonl.js';
 
 interface Opts {
   dataDir: string;
@@ -11,6 +12,7 @@ interface Opts {
   file?: string;
   locale?: string;
   json?: boolean;
+  jsonl?: boolean;
 }
 
 export function stopwordsCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>): Command {
@@ -37,10 +39,12 @@ export function stopwordsCommand(run: (fn: () => Promise<ExitCode>) => Promise<v
       await printJson(set);
     }),
   );
-  withDataDir(cmd.command('list').description('list stopword sets').option('--json', 'print JSON')).action((opts: Opts) =>
+  withDataDir(withListOutput(cmd.command('list').description('list stopword sets'))).action((opts: Opts) =>
     run(async () => {
+      const mode = listOutput(opts);
       const sets = await withEngine(opts.dataDir, (e) => e.listStopwords());
-      if (opts.json) await printJson({ stopwords: sets });
+      if (mode === 'json') await printJson({ stopwords: sets });
+      else if (mode === 'jsonl') await writeJsonLines(sets);
       else await out(sets.length ? sets.map((s) => `${s.id}  ${s.stopwords.length} words${s.locale ? `  (${s.locale})` : ''}`).join('\n') + '\n' : 'no stopword sets\n');
     }),
   );

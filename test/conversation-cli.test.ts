@@ -4,7 +4,7 @@
  * follow-up), `conversations list|get|delete`, against a local OpenAI-protocol server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli } from './helpers.js';
+import { cli, jsonLines } from './helpers.js';
 import { FakeLlm } from './llm-fake.js';
 import { booksEngine, dirWithTinyModel } from './conversation-fixtures.js';
 
@@ -62,6 +62,9 @@ describe('fathom conversations models', () => {
     expect(list.stdout).not.toContain(KEY);
     const json = JSON.parse((await cli(['conversations', 'models', 'list', '--json', '-d', dir])).stdout);
     expect(json.map((m: { id: string }) => m.id).sort()).toEqual(['m1', 'm2']);
+    const jsonl = await cli(['conversations', 'models', 'list', '--jsonl', '-d', dir]);
+    expect(jsonLines(jsonl.stdout)).toEqual(json);
+    expect(jsonl.stdout).not.toContain(KEY);
     expect(JSON.parse((await cli(['conversations', 'models', 'get', 'm1', '-d', dir])).stdout).id).toBe('m1');
     expect((await cli(['conversations', 'models', 'delete', 'm2', '-d', dir])).code).toBe(0);
     const gone = await cli(['conversations', 'models', 'get', 'm2', '-d', dir]);
