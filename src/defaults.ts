@@ -290,6 +290,8 @@ export const CLUSTER_DEFAULTS = {
   publishTimeoutMs: 10_000,
   /** One publish attempt's wait for JetStream's acknowledgement, ms. */
   publishAttemptMs: 3_000,
+  /** Pause before publishing again after a refusal, ms: while the stream has no leader a publish is refused at once, so asking often ends the wait soon after the election. */
+  publishRetryMs: 50,
   /** One JetStream API request's wait (stream state, creating a reader), ms: short, so retries follow an election closely. */
   apiTimeoutMs: 2_000,
   /** A write acknowledged by JetStream but not applied on its node within this long answers 503 (it is applied later), ms. */
@@ -302,6 +304,14 @@ export const CLUSTER_DEFAULTS = {
   readerExpiresMs: 5_000,
   /** A write this node published but has not applied after this long, with nothing applied meanwhile, makes the node read the stream again, ms. */
   kickAfterMs: 1_000,
+  /** The same, for a write that JetStream took only after refusing it (an election: readers whose consumer lived on the old leader's server are gone), ms. */
+  kickAfterElectionMs: 150,
+  /** A new reader asks for its consumer again when no answer came within this long, keeping the earlier requests open (just after an election a request can go unanswered), ms. */
+  readerAskAgainMs: 250,
+  /** Pause before a new reader after a failed one, ms. */
+  readerRetryMs: 200,
+  /** A snapshot being read that sends nothing for this long was replaced meanwhile: read it again, ms. */
+  snapshotReadIdleMs: 30_000,
 } as const;
 
 // ---------------------------------------------------------------------------

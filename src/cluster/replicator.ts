@@ -210,7 +210,15 @@ export class Replicator {
     if (r.applied > info.state.last_seq) {
       throw new FathomError('DATA_DIR', `this data directory has applied command ${r.applied}, but the stream ends at ${info.state.last_seq}: it belongs to another cluster`);
     }
-    if (info.state.messages > 0 && r.applied + 1 < info.state.first_seq) await r.restore(info.state.first_seq);
+    while (info.state.messages > 0 && r.applied + 1 < info.state.first_seq) {
+      try {
+        await r.restore(info.state.first_seq);
+      } catch (e) {
+        // (a snapshot replaced while it was read: read the new one)
+        if (!(e instanceof FathomError && e.code === 'SERVICE_UNAVAILABLE') || Date.now() > deadline) throw e;
+        log('warn', (e as Error).message);
+      }
+    }
     if (!stored) await write(engine.store, () => engine.store.meta.put('cluster_stream', { name: opts.stream, created: info.created, node: opts.nodeName }));
     r.noteOwnServer();
     replicateThrough(engine.store, (cmd) => r.submit(cmd));
@@ -234,17 +242,22 @@ export class Replicator {
     if (data.byteLength > this.maxPayload - 1024) return this.submitSplit(cmd, data.byteLength);
     const applied = new Promise<unknown>((resolve, reject) => this.waiters.set(env.id, { resolve, reject }));
     applied.catch(() => undefined);
+    let retried: boolean;
     try {
-      await this.publish(env.id, data);
+      retried = await this.publish(env.id, data);
     } catch (e) {
       this.waiters.delete(env.id);
       throw e;
     }
     // The command is in the stream: if this node's reader applies nothing for a moment, it
     // may be reading through a server that died; read again rather than wait for heartbeats.
+    // After an election (the stream refused the write for a while) that is likely: a reader's
+    // consumer lives on the server that led the stream when it was made. A reader that is
+    // alive applies the command within milliseconds, so the short wait costs it nothing.
+    const wait = retried ? CLUSTER_DEFAULTS.kickAfterElectionMs : CLUSTER_DEFAULTS.kickAfterMs;
     const kick = setTimeout(() => {
-      if (this.waiters.has(env.id) && !this.applyingNow && Date.now() - this.lastProgress > CLUSTER_DEFAULTS.kickAfterMs) this.readAgain('a write waits');
-    }, CLUSTER_DEFAULTS.kickAfterMs);
+      if (this.waiters.has(env.id) && !this.applyingNow && Date.now() - this.lastProgress > wait) this.readAgain(retried ? 'a write waits after an election' : 'a write waits');
+    }, wait);
     kick.unref();
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -290,20 +303,27 @@ export class Replicator {
     return [...((await a) as unknown[]), ...((await b) as unknown[])];
   }
 
-  /** Publishes, retrying on a timeout (the same id: JetStream drops a duplicate). */
-  private async publish(id: string, data: Uint8Array): Promise<void> {
-    const deadline = Date.now() + CLUSTER_DEFAULTS.publishTimeoutMs;
-    for (;;) {
+  /**
+   * Publishes, retrying on a refusal or a timeout (the same id: JetStream drops a duplicate).
+   * Resolves with whether it took more than one attempt (the stream had no leader for a
+   * while, an election, or this node's NATS server died).
+   */
+  private async publish(id: string, data: Uint8Array): Promise<boolean> {
+    const started = Date.now();
+    const deadline = started + CLUSTER_DEFAULTS.publishTimeoutMs;
+    for (let attempt = 0; ; attempt++) {
       try {
         const ack = await this.js.publish(this.subject, data, { msgID: id, timeout: CLUSTER_DEFAULTS.publishAttemptMs });
         if (ack.seq > this.last) this.last = ack.seq;
-        return;
+        if (attempt > 0) this.log('info', 'the cluster took the write', { attempts: attempt + 1, waitedMs: Date.now() - started });
+        return attempt > 0;
       } catch (e) {
-        this.log('info', 'publish attempt failed', { err: (e as Error).message });
+        // (one line per write, not per attempt: attempts come every publishRetryMs during an election)
+        if (attempt === 0) this.log('info', 'the cluster did not take a write; retrying', { err: (e as Error).message });
         if (Date.now() > deadline || this.stopped) {
           throw new FathomError('SERVICE_UNAVAILABLE', `the cluster could not take the write (no JetStream quorum?): ${(e as Error).message}`);
         }
-        await sleep(200);
+        await sleep(CLUSTER_DEFAULTS.publishRetryMs);
       }
     }
   }
@@ -312,30 +332,52 @@ export class Replicator {
   // Applying
   // ---------------------------------------------------------------------------
 
-  private async applyLoop(): Promise<void> {
+  /**
+   * A consumer of the stream from `seq`. Just after an election a request can go unanswered
+   * (the new leader takes a moment to answer API requests): rather than wait out the API
+   * timeout, ask again every readerAskAgainMs, keeping the earlier requests open (a slow
+   * server still answers one of them), and take the first answer.
+   */
+  private async consumerFrom(seq: number) {
     const lib = await nats();
+    const open = new Set<ReturnType<JetStreamClient['consumers']['get']>>();
+    let failure: unknown;
+    for (;;) {
+      const ask = this.js.consumers.get(this.stream, { deliver_policy: lib.jetstream.DeliverPolicy.StartSequence, opt_start_seq: seq });
+      open.add(ask);
+      // (registered before Promise.any's own handlers: a failed request has left `open` when it answers)
+      ask.then(
+        () => undefined,
+        (e: unknown) => {
+          open.delete(ask);
+          failure = e;
+        },
+      );
+      const answer = await Promise.race([Promise.any([...open]).catch(() => undefined), sleep(CLUSTER_DEFAULTS.readerAskAgainMs).then(() => undefined)]);
+      if (answer) return answer;
+      if (open.size === 0) throw failure; // every request failed: the caller pauses, then tries again
+      if (this.stopped) throw new FathomError('SERVICE_UNAVAILABLE', 'this node is leaving the cluster');
+    }
+  }
+
+  private async applyLoop(): Promise<void> {
+    let failures = 0;
     while (!this.stopped) {
       try {
-        const consumer = await this.js.consumers.get(this.stream, { deliver_policy: lib.jetstream.DeliverPolicy.StartSequence, opt_start_seq: this.applied + 1 });
+        const consumer = await this.consumerFrom(this.applied + 1);
         const messages = await consumer.consume({ max_messages: 256, expires: CLUSTER_DEFAULTS.readerExpiresMs });
         this.messages = messages;
         this.lastProgress = Date.now();
+        failures = 0;
         this.log('info', 'reading the stream', { from: this.applied + 1 });
+        /** The stream's first command when it no longer holds our next one. */
+        let purgedTo: number | undefined;
         for await (const m of messages) {
           if (this.stopped) break;
           if (m.seq <= this.applied) continue;
           if (m.seq > this.applied + 1) {
-            // purged past us (the leader snapshotted while we were behind): restore from
-            // the snapshot, then read on from where it ends
-            this.log('warn', 'the stream no longer holds the next command; restoring from the latest snapshot', { applied: this.applied, next: m.seq });
-            await messages.close().catch(() => undefined);
-            try {
-              await this.restore(m.seq, this.quiesce?.());
-            } catch (e) {
-              this.stuck = `the stream no longer holds command ${this.applied + 1}, and restoring from the snapshot failed: ${(e as Error).message}`;
-              this.log('error', 'restoring from the snapshot failed', { err: (e as Error).message });
-              await sleep(5000);
-            }
+            // (out of the loop first: the reader's close() settles only once its iterator has ended)
+            purgedTo = m.seq;
             break;
           }
           // (the stream's end as this reader sees it; the leader's answer in watch() corrects it)
@@ -349,10 +391,23 @@ export class Replicator {
           this.lastProgress = Date.now();
         }
         await messages.close().catch(() => undefined);
+        if (purgedTo !== undefined) {
+          // purged past us (the leader snapshotted while we were behind): restore from the
+          // snapshot, then read on from where it ends
+          this.log('warn', 'the stream no longer holds the next command; restoring from the latest snapshot', { applied: this.applied, next: purgedTo });
+          try {
+            await this.restore(purgedTo, this.quiesce?.());
+          } catch (e) {
+            this.stuck = `the stream no longer holds command ${this.applied + 1}, and restoring from the snapshot failed: ${(e as Error).message}`;
+            this.log('error', 'restoring from the snapshot failed', { err: (e as Error).message });
+            await sleep(5000);
+          }
+        }
       } catch (e) {
         if (this.stopped) break;
-        this.log('warn', 'reading the stream failed; retrying', { err: (e as Error).message });
-        await sleep(500);
+        // (one line per outage: during an election a reader fails every readerRetryMs)
+        if (failures++ === 0) this.log('warn', 'reading the stream failed; retrying', { err: (e as Error).message });
+        await sleep(CLUSTER_DEFAULTS.readerRetryMs);
       }
     }
   }
@@ -444,8 +499,7 @@ export class Replicator {
     if (!meta || meta.seq + 1 < firstSeq) {
       throw new FathomError('DATA_DIR', `the stream starts at command ${firstSeq} and no snapshot covers what comes before; this node cannot catch up`);
     }
-    const blob = await this.snapshots.getBlob(SNAPSHOT_OBJECT);
-    if (!blob) throw new FathomError('DATA_DIR', 'the snapshot disappeared while it was being read; start the node again');
+    const blob = await this.readSnapshot();
     const dir = fs.mkdtempSync(path.join(this.engine.dir, '.restore-'));
     fs.writeFileSync(path.join(dir, 'data.mdb'), blob, { mode: 0o600 });
     if (quiet) {
@@ -470,7 +524,47 @@ export class Replicator {
       this.engine.resume();
     }
     this.applied = (this.engine.store.meta.get(APPLIED_KEY) as number | undefined) ?? 0;
+    this.last = Math.max(this.last, this.applied);
     this.log('info', 'restored from the latest snapshot', { seq: this.applied, bytes: blob.byteLength });
+  }
+
+  /**
+   * The latest snapshot's bytes. A snapshot replaced while it is read (another node stored a
+   * newer one) loses its chunks, and the object store's own read would wait for them for
+   * ever: a read that receives nothing for snapshotReadIdleMs fails instead, to be retried.
+   */
+  private async readSnapshot(): Promise<Buffer> {
+    const gone = () => new FathomError('SERVICE_UNAVAILABLE', 'the snapshot was replaced or disappeared while it was being read; reading it again');
+    const r = await this.snapshots.get(SNAPSHOT_OBJECT);
+    if (!r) throw gone();
+    const reader = r.data.getReader();
+    let idle = false;
+    let timer: NodeJS.Timeout | undefined;
+    const watch = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        idle = true;
+        void reader.cancel().catch(() => undefined);
+      }, CLUSTER_DEFAULTS.snapshotReadIdleMs);
+    };
+    const chunks: Uint8Array[] = [];
+    try {
+      watch();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        chunks.push(value);
+        watch();
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+    const bytes = Buffer.concat(chunks);
+    if (idle || bytes.byteLength !== r.info.size) throw gone();
+    // (the object store checks the digest as the last chunk arrives)
+    const error = await r.error;
+    if (error) throw error;
+    return bytes;
   }
 
   // ---------------------------------------------------------------------------
