@@ -29,15 +29,22 @@ CONF
   pids+=($!)
 done
 sleep 1
-all="nats://127.0.0.1:4222,nats://127.0.0.1:4223,nats://127.0.0.1:4224"
 for i in 1 2 3; do
-  own="nats://127.0.0.1:$((4221 + i))"
+  # this node's own NATS server first, then the others
+  urls="nats://127.0.0.1:$((4221 + i))"
+  for j in 1 2 3; do [ "$j" = "$i" ] || urls+=",nats://127.0.0.1:$((4221 + j))"; done
   node bin/fathom.js serve -d "$DIR/node$i" --api-key "$KEY" --api-address 127.0.0.1 --api-port $((8107 + i)) \
-    --cluster "$own,$all" --node-name "node$i" > "$DIR/node$i.log" 2>&1 &
+    --cluster "$urls" --node-name "node$i" > "$DIR/node$i.log" 2>&1 &
   pids+=($!)
 done
+# wait for every node, and stop at once when a process exits (a port in use, say)
 for port in 8108 8109 8110; do
-  until curl -sf "localhost:$port/health" >/dev/null 2>&1; do sleep 0.3; done
+  until curl -sf "localhost:$port/health" >/dev/null 2>&1; do
+    for pid in "${pids[@]}"; do
+      kill -0 "$pid" 2>/dev/null || { echo "a process of the demo exited; see the logs in $DIR (nats*/log, node*.log)" >&2; exit 1; }
+    done
+    sleep 0.3
+  done
 done
 cat <<MSG
 A three-node cluster is up (logs in $DIR). Write to any node, read from any:
