@@ -185,6 +185,29 @@ describe('compaction and flushes', () => {
     expect(queryCounts(s.engine)).toEqual(expected);
   });
 
+  it('folds a busy log, more searches a pause than a transaction holds, a chunk per transaction', async () => {
+    const s = await setup(100_000);
+    opened.push(s);
+    const rule = ruleIndex(s.engine.store).bySource.get('products')![0]!;
+    const chunk = ANALYTICS_DEFAULTS.compactChunk;
+    // six chunks of searches, 4 a millisecond: a chunk spans less than the pause, the log more
+    const n = chunk * 6;
+    const old = Date.now() - 60_000;
+    await s.analytics.pending.db.transaction(() => {
+      for (let i = 0; i < n; i++) s.analytics.pending.db.put([SEARCH, old + Math.floor(i / 4), 1, i], [`u:${i % 500}`, [[rule.id, `q${i % 3}`]]]);
+    });
+    const db = s.analytics.pending.db;
+    const childTransaction = db.childTransaction.bind(db);
+    let transactions = 0;
+    db.childTransaction = ((fn: () => unknown) => {
+      if (++transactions > 20) throw new Error('compaction took more than 20 transactions');
+      return childTransaction(fn);
+    }) as typeof db.childTransaction;
+    expect(await s.analytics.compact()).toBe(n);
+    // (one per chunk at most, one for the rest, one for the empty event log)
+    expect(transactions).toBeLessThanOrEqual(8);
+  });
+
   it('adds event weights to the counter field and skips documents that no longer exist', async () => {
     const s = await setup();
     opened.push(s);

@@ -224,10 +224,14 @@ export class Analytics {
     const read: Array<{ key: PendingKey; user: string; entry: LoggedSearch }> = [];
     let horizon = Date.now(); // (inside the transaction: every search logged before it is visible)
     let atEnd = true;
+    const chunk = ANALYTICS_DEFAULTS.compactChunk;
     for (const { key, value } of db.getRange({ start, end: [SEARCH + 1] })) {
       const ts = key[1] as number;
-      // Stop once enough is read and the first search's pause lies inside what was read.
-      if (read.length >= ANALYTICS_DEFAULTS.compactChunk && ts - read[0]!.entry.ts > pause + 1) {
+      // Stop once a chunk is read and the pause after its last search too: the whole chunk is
+      // then decided. (Stopping at the pause after the first search decided only the searches
+      // of its first millisecond when a chunk spans less than the pause, so a busy log was
+      // read again for every millisecond of it.)
+      if (read.length >= chunk && ts - read[chunk - 1]!.entry.ts > pause + 1) {
         horizon = ts;
         atEnd = false;
         break;
