@@ -274,6 +274,14 @@ export const OPERATIONS_DEFAULTS = {
 // ---------------------------------------------------------------------------
 
 export const CLUSTER_DEFAULTS = {
+  /**
+   * An import on a cluster node is replicated in commands of up to this many lines (or
+   * `batch_size` when larger) and about importCommandBytes: each command is one transaction
+   * on every node, so fewer, larger commands cost each node fewer commits and segments.
+   */
+  importCommandLines: 1000,
+  /** See importCommandLines: a command is closed once its lines reach this many bytes. */
+  importCommandBytes: 512 * 1024,
   /** JetStream stream holding the cluster's commands (subject `<stream>.log`); its snapshots go to the object store `<stream>_snapshots`. */
   stream: 'FATHOM',
   /** Copies JetStream keeps of the stream and the snapshots; a write needs a majority of them. Range 1..5 (1 only for trying it out). */

@@ -1,15 +1,16 @@
 /**
  * src/cluster/import.ts: an import on a cluster node.
  *
- * Lines are read as they arrive and grouped by `batch_size`; each batch becomes one
- * `docs.write` command (its lines as they arrived, or, for a collection with embedding
+ * Lines are read as they arrive and grouped into commands of up to
+ * CLUSTER_DEFAULTS.importCommandLines lines (or `batch_size`, when larger) and about
+ * importCommandBytes; each becomes one `docs.write` command (its lines as they arrived, or, for a collection with embedding
  * fields, the documents with their vectors computed here, once). Up to
  * CLUSTER_IMPORT_DEPTH batches are in flight: published in input order (the embedding of a
  * batch waits for the one before it, and its publish follows at once), while JetStream and
  * the nodes work on the earlier ones. Each batch's result lines go out once this node has
  * applied it, in input order, so every `"success": true` line is replicated and durable.
  */
-import { IMPORT_BATCH_SIZE, MAX_IMPORT_BATCH_SIZE } from '../defaults.js';
+import { CLUSTER_DEFAULTS, IMPORT_BATCH_SIZE, MAX_IMPORT_BATCH_SIZE } from '../defaults.js';
 import { FathomError } from '../errors.js';
 import type { Engine } from '../engine.js';
 import type { BatchOp, OpResult } from '../collection/writer.js';
@@ -33,6 +34,9 @@ export async function replicatedImport(
     throw new FathomError('BAD_PARAMETER', `batch_size must be an integer from 1 to ${MAX_IMPORT_BATCH_SIZE}`);
   }
   const action = opts.action ?? 'create';
+  // (a command is one transaction on every node: batch_size lines is too small a unit)
+  const commandLines = Math.max(batchSize, CLUSTER_DEFAULTS.importCommandLines);
+  let bytes = 0;
   const summary: ImportSummary = { total: 0, succeeded: 0, failed: 0 };
   const inflight: Array<{ texts: string[]; results: Promise<OpResult[]> }> = [];
   /** Publishing order: each batch is handed to the cluster after the one before it. */
@@ -60,6 +64,7 @@ export async function replicatedImport(
     const batchTexts = texts;
     ops = [];
     texts = [];
+    bytes = 0;
     // prepared (embedded) after the batch before it, and handed to the cluster at once:
     // batches reach the stream in input order while several are in flight
     const ready = order.then(() => engine.prepareOps(collection, batch, opts.remoteEmbedding ?? {}));
@@ -80,7 +85,8 @@ export async function replicatedImport(
       ops.push({ kind: 'line', text, action, dirty: opts.dirtyValues });
       texts.push(text);
     }
-    if (ops.length >= batchSize) await submit();
+    bytes += raw.bytes.length;
+    if (ops.length >= commandLines || bytes >= CLUSTER_DEFAULTS.importCommandBytes) await submit();
   }
   await submit();
   while (inflight.length > 0) await emitOldest();
