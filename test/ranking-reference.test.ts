@@ -3,10 +3,11 @@
  * queries, the reference finds each query word's candidate terms by brute force over the
  * document words and parts, the documents holding a candidate of every word, and per
  * document what text_match orders by: tokens matched, the cost of its cheapest candidates
- * (2 per typo, 1 more for a completion, 1 more for a part of a glued word), the proximity
- * of those candidates in the best field, that field's weight, whether the field is
- * exactly the query, and the fields matched (each word crediting only the fields of its
- * cheapest candidates in the document), then, for two words or more, their BM25 rarity
+ * (2 per typo, 1 more for a completion; a part of a glued word costs as a word), the
+ * proximity of those candidates in the best field, that field's weight, whether the field
+ * is exactly the query (never by parts), whether it holds its words whole (not only as
+ * parts), and the fields matched (each word crediting only the fields of its cheapest
+ * candidates in the document), then, for two words or more, their BM25 rarity
  * (with the whole collection's statistics, whatever its segments). The engine's hit order and text_match_info
  * must be exactly that.
  *
@@ -84,14 +85,14 @@ const allowed = (w: string) => (w.length >= 4 ? 1 : 0);
  * A query word's candidates and their costs, as the typo rounds find them: the word itself
  * (and, as the last word with prefix, the words it starts) when there are any, else the
  * words within its typos: 2 per typo, 1 more for a completion (a word only a prefix of
- * which is that close); parts of glued words alike, 1 more. Keys: `w:term` for words,
- * `p:term` for parts.
+ * which is that close); parts of glued words alike. Keys: `w:term` for words, `p:term`
+ * for parts.
  */
 function candidates(dict: string[], parts: string[], q: string, prefix: boolean): Map<string, number> {
   const out = new Map<string, number>();
   const kinds = [
     ['w', dict, 0],
-    ['p', parts, 1],
+    ['p', parts, 0],
   ] as const;
   for (const [kind, terms, extra] of kinds) {
     for (const w of terms) if (w === q || (prefix && w.startsWith(q))) out.set(`${kind}:${w}`, (w === q ? 0 : 1) + extra);
@@ -131,23 +132,25 @@ function rank(docs: Doc[], cands: Map<string, number>[], weights: number[], prio
     const perField = occ.map((o) => cands.map((c, t) => o.filter(([k]) => c.get(k) === costs[t]).map(([, i, part]): [number, boolean] => [i, part])));
     const typoCost = costs.reduce((a, b) => a + b, 0);
     let fieldsMatched = 0;
-    let best: [number, number, number, number] = [-1, 0, 0, 0]; // count, prox, weight, exact
+    let best = [-1, 0, 0, 0, 0]; // count, prox, weight, exact, whole
     FIELDS.forEach((f, fi) => {
       const held = perField[fi]!.filter((ps) => ps.length > 0);
       if (held.length === 0) return;
       fieldsMatched++;
       const count = held.length;
       const prox = count > 1 ? 255 - Math.min(255, Math.max(0, minSpan(held) - (count - 1))) : 255;
-      const exact = prioritizeExact && count === T && typoCost === 0 && doc[f].length === T && qTokens.every((w, i) => token(doc[f][i]!) === w) ? 1 : 0;
-      const cand: [number, number, number, number] = [count, prox, weights[fi]!, exact];
-      for (let k = 0; k < 4; k++) {
+      // every word it holds, held as a word of its own by a cheapest candidate (not only as a part)
+      const whole = held.every((ps) => ps.some(([, part]) => !part)) ? 1 : 0;
+      const exact = prioritizeExact && whole && count === T && typoCost === 0 && doc[f].length === T && qTokens.every((w, i) => token(doc[f][i]!) === w) ? 1 : 0;
+      const cand = [count, prox, weights[fi]!, exact, whole];
+      for (let k = 0; k < 5; k++) {
         if (cand[k]! === best[k]!) continue;
         if (cand[k]! > best[k]!) best = cand;
         break;
       }
     });
-    const [, prox, weight, exact] = best;
-    const bestFieldScore = (255 - typoCost) * 2 ** 36 + prox * 2 ** 28 + weight * 2 ** 20 + exact * 2 ** 19;
+    const [, prox, weight, exact, whole] = best as [number, number, number, number, number];
+    const bestFieldScore = (255 - typoCost) * 2 ** 36 + prox * 2 ** 28 + weight * 2 ** 20 + exact * 2 ** 19 + whole * 2 ** 18;
     // the rarity tie-break (two words or more): per word, the best BM25 weight of its
     // cheapest candidates in this document, with the statistics of the whole collection
     let tie = 0;

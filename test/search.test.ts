@@ -61,10 +61,10 @@ describe('ranking', () => {
   });
 
   it('a whole word ranks above a completion of it with as many typos', async () => {
-    // `evince-common` is one word, `evincecommon`: `evcince` finds it as a completion of `evince`
+    // `evcince` finds `evincecommon` as a completion of `evince`
     const e = await coll([
       { id: 'whole', title: 'evince' },
-      { id: 'completion', title: 'evince-common' },
+      { id: 'completion', title: 'evincecommon' },
     ]);
     const r = await e.search('c', { q: 'evcince', query_by: 'title' });
     expect(ids(r)).toEqual(['whole', 'completion']);
@@ -81,7 +81,7 @@ describe('ranking', () => {
     // completion does not lend the title to `lent`, which holds `evince` in its body only
     const e = await coll([
       { id: 'in-title', title: 'evince', body: 'a document viewer' },
-      { id: 'lent', title: 'evince-common', body: 'files for evince' },
+      { id: 'lent', title: 'evincecommon', body: 'files for evince' },
     ]);
     const r = await e.search('c', { q: 'evcince', query_by: 'title,body' });
     expect(ids(r)).toEqual(['in-title', 'lent']);
@@ -102,9 +102,26 @@ describe('ranking', () => {
     // with typos, and as a prefix
     expect(ids(await e.search('c', { q: 'encodr', query_by: 'title' }))).toEqual(['slash']);
     expect(ids(await e.search('c', { q: 'calculator awa', query_by: 'title' }))).toEqual(['hyphen']);
-    // a part costs one more than the word: a match of the word's parts is never exact
+    // a part costs what the word costs, but is never exact, and the field holding the word
+    // whole ranks first among equals (bit 18 of best_field_score)
     const r = await e.search('c', { q: 'aware', query_by: 'title' });
-    expect(r.hits!.map((h) => h.text_match_info!.typo_prefix_score)).toEqual([0, 1]);
+    expect(r.hits!.map((h) => h.text_match_info!.typo_prefix_score)).toEqual([0, 0]);
+    const whole = (h: { text_match_info?: Record<string, unknown> }) => Number((BigInt(h.text_match_info!.best_field_score as string) >> 18n) % 2n);
+    expect(r.hits!.map(whole)).toEqual([1, 0]);
+    await e.close();
+  });
+
+  it('ranks a glued word\'s part in a heavier field above the word in a lighter one', async () => {
+    // `dash` in `Lo-dash` (title) against `dash` in a body: the part costs as the word, so
+    // the title's weight decides; a part of a glued word is never an exact match
+    const e = await coll([
+      { id: 'body', title: 'a library of utilities', body: 'a dash of javascript' },
+      { id: 'title', title: 'Lo-dash', body: 'a javascript utility library' },
+    ]);
+    const r = await e.search('c', { q: 'dash', query_by: 'title,body' });
+    expect(ids(r)).toEqual(['title', 'body']);
+    expect(r.hits!.map((h) => h.text_match_info!.best_field_weight)).toEqual([100, 99]);
+    expect(r.hits!.map((h) => (BigInt(h.text_match_info!.best_field_score as string) >> 19n) % 2n)).toEqual([0n, 0n]);
     await e.close();
   });
 
@@ -118,11 +135,12 @@ describe('ranking', () => {
     const joined = await e.search('c', { q: 'unit-aware', query_by: 'title' });
     expect(ids(joined)).toEqual(['joined', 'glued']);
     expect(joined.hits!.every((h) => (BigInt(h.text_match_info!.best_field_score as string) >> 19n) % 2n === 1n)).toBe(true);
-    // its parts are found as adjacent words (a window of one word)
+    // its parts are found as adjacent words (a window of one word): closer than two words
+    // one apart
     const parts = await e.search('c', { q: 'unit aware', query_by: 'title' });
-    expect(ids(parts)).toEqual(['apart', 'glued']);
+    expect(ids(parts)).toEqual(['glued', 'apart']);
     const prox = (h: { text_match_info?: Record<string, unknown> }) => Number((BigInt(h.text_match_info!.best_field_score as string) >> 28n) % 256n);
-    expect(parts.hits!.map(prox)).toEqual([254, 255]);
+    expect(parts.hits!.map(prox)).toEqual([255, 254]);
     await e.close();
   });
 

@@ -18,7 +18,7 @@ import type { SearchPlan } from '../query/plan.js';
 
 export interface Candidate {
   term: string;
-  /** What the term costs as a stand-in for the query word (candidateCost): 2 per typo, 1 more for a completion, 1 more for a part. */
+  /** What the term costs as a stand-in for the query word (candidateCost): 2 per typo, 1 more for a completion (a part costs as the word, PART_COST). */
   cost: number;
   /** A part of glued words (index/segment.ts PARTS_COLUMN_BASE), looked up in the field's parts. */
   part?: true;
@@ -26,10 +26,11 @@ export interface Candidate {
 
 /**
  * What matching a part of a glued word costs above matching a word (`aware` in
- * `unit-aware`): like a completion, it matches only a piece of the document's word, so it
- * is never an exact match and ranks below the whole word with as many typos.
+ * `unit-aware`): nothing in the typo bucket, so that the part in a heavier field is not
+ * outranked by the word in a lighter one; it is never an exact match, and among equals the
+ * whole word ranks first (score.ts: the best field's whole-words bit).
  */
-export const PART_COST = 1;
+export const PART_COST = 0;
 
 /**
  * What a term costs as a stand-in for a query word, as the reference engine counts it: two

@@ -148,7 +148,7 @@ class DocPositions {
     for (let i = 0; i < this.filled.length; i++) this.len[this.filled[i]!] = 0;
     this.filled.length = 0;
   }
-  /** Adds the cursor's positions to a slot (tagged `part`); `typoFree`: also to the slot's exact twin. */
+  /** Adds the cursor's positions to a slot (tagged `part`); `typoFree` (a whole word without typos): also to the slot's exact twin. */
   add(slot: number, c: PostingCursor, typoFree: boolean, part: number): void {
     const b = this.room(slot, c.tf);
     const before = this.len[slot]!;
@@ -254,6 +254,8 @@ export function matchSegment(
   const { allow, exclude, seen } = filters;
   const tokMin = new Int32Array(T);
   const fieldTokenMask = new Int32Array(F);
+  /** Per field, the tokens its cheapest candidates hold as words of their own (not parts). */
+  const fieldWholeMask = new Int32Array(F);
   const pos = new DocPositions(T * F);
   const needAll = T > 1 || input.phrases.length > 0;
   const exactArrays = input.prioritizeExact && T === input.totalTokens && arrayField.some(Boolean);
@@ -287,7 +289,10 @@ export function matchSegment(
     if ((allow !== null && allow[d] === 0) || (exclude !== null && exclude[d] === 1) || (seen !== null && seen[d] === 1) || isDeleted(deleted, d)) continue;
 
     // typos and which fields hold which tokens (the cheapest candidates only)
-    for (let f = 0; f < F; f++) fieldTokenMask[f] = 0;
+    for (let f = 0; f < F; f++) {
+      fieldTokenMask[f] = 0;
+      fieldWholeMask[f] = 0;
+    }
     let typoCost = 0;
     for (let t = 0; t < T; t++) {
       let minCost = 99;
@@ -297,6 +302,7 @@ export function matchSegment(
         if (tc.cursor.doc !== d || tc.cost > minCost) continue;
         minCost = tc.cost; // (the list is cheapest first)
         fieldTokenMask[tc.field]! |= 1 << t;
+        if (tc.part === 0) fieldWholeMask[tc.field]! |= 1 << t;
       }
       tokMin[t] = minCost;
       typoCost += minCost;
@@ -316,14 +322,14 @@ export function matchSegment(
         for (let x = 0; x < list.length; x++) {
           const tc = list[x]!;
           if (tc.cursor.doc !== d || tc.cost !== tokMin[t] || (!needAll && !input.tokenPosition && !arrayField[tc.field])) continue;
-          pos.add(t * F + tc.field, tc.cursor, tc.cost === 0, tc.part);
+          pos.add(t * F + tc.field, tc.cursor, tc.cost === 0 && tc.part === 0, tc.part);
         }
       }
       // phrases must be adjacent in one field
       if (input.phrases.length > 0 && !phrasesHold(input, pos, F)) continue;
     }
     const tie = input.tokenPosition ? earliness(pos, fieldTokenMask, T, weights) : T > 1 ? rarity(perToken, tokMin, texts, avgLen, d, N) : 0;
-    onMatch(d, base + bestField(pos, fieldTokenMask, T, weights, input.prioritizeExact && full, tokMin, texts, d, arrayField, input.maxWeight === true) + tie);
+    onMatch(d, base + bestField(pos, fieldTokenMask, fieldWholeMask, T, weights, input.prioritizeExact && full, tokMin, texts, d, arrayField, input.maxWeight === true) + tie);
   }
 }
 
@@ -374,6 +380,8 @@ function rarity(perToken: TokenCursor[][], tokMin: Int32Array, texts: (TextIndex
 function bestField(
   pos: DocPositions,
   masks: Int32Array,
+  /** Per field, the tokens it holds as words of their own (not only as parts of glued words). */
+  wholeMasks: Int32Array,
   T: number,
   weights: readonly number[],
   checkExact: boolean,
@@ -388,24 +396,28 @@ function bestField(
   let bestProx = 0;
   let bestWeight = 0;
   let bestExact = 0;
+  let bestWhole = 0;
   for (let f = 0; f < F; f++) {
     const mask = masks[f]!;
     if (mask === 0) continue;
     const count = popcount(mask);
+    const whole = (wholeMasks[f]! & mask) === mask ? 1 : 0;
     let prox = 255;
     // (parts of one word may stand for several tokens: a window narrower than adjacent is adjacent)
     if (count > 1) prox = 255 - Math.min(255, Math.max(0, windowSpan(pos, mask, f, T, F) - (count - 1)));
     let exact = 0;
-    if (checkExact && count === T && texts[f]) exact = isExact(pos, f, T, F, tokMin, texts[f]!, d, arrayField[f]!) ? 1 : 0;
-    const key = byWeight ? weights[f]! * 2 ** 30 + fieldKey(count, prox, 0, exact) : fieldKey(count, prox, weights[f]!, exact);
+    // (a part of a glued word is never an exact match)
+    if (checkExact && count === T && whole === 1 && texts[f]) exact = isExact(pos, f, T, F, tokMin, texts[f]!, d, arrayField[f]!) ? 1 : 0;
+    const key = byWeight ? weights[f]! * 2 ** 30 + fieldKey(count, prox, 0, exact, whole) : fieldKey(count, prox, weights[f]!, exact, whole);
     if (key > best) {
       best = key;
       bestProx = prox;
       bestWeight = weights[f]!;
       bestExact = exact;
+      bestWhole = whole;
     }
   }
-  return fieldPart(bestProx, bestWeight, bestExact);
+  return fieldPart(bestProx, bestWeight, bestExact, bestWhole);
 }
 
 const NO_THRESHOLD = () => -Infinity;
@@ -415,21 +427,23 @@ const TAAT_MIN_SHARE = 8;
 
 /**
  * Accumulator buffers reused from query to query, grown on demand. Between queries they
- * are clean (tok and fmask 0, cost 255): a query clears exactly the entries it touched as
+ * are clean (tok, fmask and wmask 0, cost 255): a query clears exactly the entries it touched as
  * it reads them, instead of filling the whole range up front (megabytes per query on a
  * large segment, whatever the number of hits). `inUse` marks a
  * query in progress: a query that threw half-way leaves the buffers dirty, and the next
  * one then cleans them in full.
  */
-const pool = { tok: new Int32Array(0), fmask: new Int32Array(0), cost: new Uint8Array(0), inUse: false };
+const pool = { tok: new Int32Array(0), fmask: new Int32Array(0), wmask: new Int32Array(0), cost: new Uint8Array(0), inUse: false };
 function poolFor(n: number, F: number, T: number) {
   if (pool.inUse) {
     pool.tok.fill(0);
     pool.fmask.fill(0);
+    pool.wmask.fill(0);
     pool.cost.fill(255);
   }
   if (pool.tok.length < n) pool.tok = new Int32Array(n);
   if (pool.fmask.length < n * F) pool.fmask = new Int32Array(n * F);
+  if (pool.wmask.length < n * F) pool.wmask = new Int32Array(n * F);
   if (pool.cost.length < n * T) pool.cost = new Uint8Array(n * T).fill(255);
   pool.inUse = true;
   return pool;
@@ -469,7 +483,7 @@ function matchTaat(
   const n = seg.reader.n;
   const T = perToken.length;
   const F = weights.length;
-  const { tok, fmask, cost } = poolFor(n, F, T);
+  const { tok, fmask, wmask, cost } = poolFor(n, F, T);
   let lo = n;
   let hi = -1;
   // Rarest token first: a document must hold every token, so from the second token on only
@@ -482,6 +496,7 @@ function matchTaat(
     for (const tc of perToken[t]!) {
       const f = tc.field;
       const tcost = tc.cost;
+      const wbit = tc.part === 0 ? bit : 0;
       const count = tc.ti.docOrdinals(tc.term, ords);
       const docs = ords.ords;
       // (candidates come cheapest first: a document's fields are credited for its cheapest ones only)
@@ -494,6 +509,7 @@ function matchTaat(
           if (d > hi) hi = d;
           tok[d]! |= bit;
           fmask[d * F + f]! |= bit;
+          wmask[d * F + f]! |= wbit;
           cost[k] = tcost;
         }
         continue;
@@ -505,6 +521,7 @@ function matchTaat(
         if ((held & need) !== need || tcost > cost[k]!) continue;
         tok[d] = held | bit;
         fmask[d * F + f]! |= bit;
+        wmask[d * F + f]! |= wbit;
         cost[k] = tcost;
       }
     }
@@ -519,6 +536,7 @@ function matchTaat(
   // fresh cursors for pass 2 (pass 1 used up the others)
   const cursors: TokenCursor[][] = perToken.map((list) => list.map((tc) => ({ ...tc, cursor: tc.ti.cursor(tc.term) })));
   const masks = new Int32Array(F);
+  const wholeMasks = new Int32Array(F);
   for (let d = lo; d <= hi; d++) {
     const held = tok[d]!;
     if (held === 0) continue;
@@ -533,6 +551,8 @@ function matchTaat(
     for (let f = 0; f < F; f++) {
       masks[f] = fmask[d * F + f]!;
       fmask[d * F + f] = 0;
+      wholeMasks[f] = wmask[d * F + f]!;
+      wmask[d * F + f] = 0;
     }
     if (held !== all) continue;
     if ((allow !== null && allow[d] === 0) || (exclude !== null && exclude[d] === 1) || (seen !== null && seen[d] === 1) || isDeleted(deleted, d)) continue;
@@ -548,10 +568,10 @@ function matchTaat(
         const c = tc.cursor;
         if (tc.cost !== tokMin[t]) continue;
         if (c.doc < d) c.advance(d);
-        if (c.doc === d) pos.add(t * F + tc.field, c, tc.cost === 0, tc.part);
+        if (c.doc === d) pos.add(t * F + tc.field, c, tc.cost === 0 && tc.part === 0, tc.part);
       }
     }
-    onMatch(d, base + bestField(pos, masks, T, weights, input.prioritizeExact && full, tokMin, texts, d, arrayField, input.maxWeight === true) + (T > 1 ? rarity(cursors, tokMin, texts, tieStats.avgLen, d, tieStats.n) : 0));
+    onMatch(d, base + bestField(pos, masks, wholeMasks, T, weights, input.prioritizeExact && full, tokMin, texts, d, arrayField, input.maxWeight === true) + (T > 1 ? rarity(cursors, tokMin, texts, tieStats.avgLen, d, tieStats.n) : 0));
   }
   pool.inUse = false;
   return true;
@@ -576,6 +596,8 @@ function matchOneToken(
   const n = seg.reader.n;
   const acc = poolFor(n, 1, 1);
   const fmask = acc.tok;
+  /** Per document, the fields holding the token as a word of its own (not only as a part). */
+  const wmask = acc.wmask;
   const cost = acc.cost;
   let postings = 0;
   for (const tc of cursors) postings += tc.ti.docFreq[tc.term]!;
@@ -589,8 +611,9 @@ function matchOneToken(
   for (const tc of cursors) {
     const c = tc.cursor;
     const bit = 1 << tc.field;
+    const wbit = tc.part === 0 ? bit : 0;
     const tcost = tc.cost;
-    const checkExact = exactArr !== null && arrayField[tc.field] && tcost === 0;
+    const checkExact = exactArr !== null && arrayField[tc.field] && tcost === 0 && tc.part === 0;
     const lengths = checkExact ? texts[tc.field]!.lengths : null;
     // (cursors come cheapest first: a document's fields are credited for its cheapest candidates only)
     if (lengths === null) {
@@ -602,6 +625,7 @@ function matchOneToken(
         if (tcost > cost[d]!) continue;
         if (touched !== null && fmask[d] === 0) touched[nTouched++] = d;
         fmask[d]! |= bit;
+        wmask[d]! |= wbit;
         cost[d] = tcost;
         if (d < lo) lo = d;
         if (d > hi) hi = d;
@@ -613,6 +637,7 @@ function matchOneToken(
       if (tcost > cost[d]!) continue;
       if (touched !== null && fmask[d] === 0) touched[nTouched++] = d;
       fmask[d]! |= bit;
+      wmask[d]! |= wbit;
       cost[d] = tcost;
       if (d < lo) lo = d;
       if (d > hi) hi = d;
@@ -647,18 +672,23 @@ function matchOneToken(
     if (mask === 0) continue;
     // read this document's accumulators and leave them clean (see pool)
     const typo = cost[d]!;
+    const wholeFields = wmask[d]!;
     fmask[d] = 0;
+    wmask[d] = 0;
     cost[d] = 255;
     if ((allow !== null && allow[d] === 0) || (exclude !== null && exclude[d] === 1) || (seen !== null && seen[d] === 1) || isDeleted(deleted, d)) continue;
     let fieldsMatched = 0;
     let best = -1;
     let bestWeight = 0;
     let bestExact = 0;
+    let bestWhole = 0;
     for (let f = 0; f < F; f++) {
       if ((mask & (1 << f)) === 0) continue;
       fieldsMatched++;
+      const whole = (wholeFields >> f) & 1;
       let exact = 0;
-      if (input.prioritizeExact && full && typo === 0) {
+      // (a part of a glued word is never an exact match)
+      if (input.prioritizeExact && full && typo === 0 && whole === 1) {
         if (arrayField[f]) exact = exactArr![d]!;
         else {
           const ti = texts[f]!;
@@ -666,14 +696,15 @@ function matchOneToken(
           exact = a < ti.lengths.offsets[d + 1]! && ti.lengths.values[a] === 1 ? 1 : 0;
         }
       }
-      const key = fieldKey(1, 255, weights[f]!, exact);
+      const key = fieldKey(1, 255, weights[f]!, exact, whole);
       if (key > best) {
         best = key;
         bestWeight = weights[f]!;
         bestExact = exact;
+        bestWhole = whole;
       }
     }
-    onMatch(d, baseScore(1, typo, fieldsMatched) + fieldPart(255, bestWeight, bestExact));
+    onMatch(d, baseScore(1, typo, fieldsMatched) + fieldPart(255, bestWeight, bestExact, bestWhole));
   }
   pool.inUse = false;
   return true;
@@ -771,7 +802,7 @@ function isExact(pos: DocPositions, f: number, T: number, F: number, tokMin: Int
   const X = pos.exact;
   const first = pos.buf[X + f]!;
   for (let i = 0; i < pos.len[X + f]!; i++) {
-    const v = first[i]!; // (2p: no part is free of typos)
+    const v = first[i]!; // (2p: parts never enter the exact twin)
     const p = v >> 1;
     if (p % ELEMENT_SHIFT !== 0) continue;
     const el = Math.floor(p / ELEMENT_SHIFT);

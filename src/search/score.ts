@@ -1,11 +1,18 @@
 /**
  * The text_match score: one number whose bits order hits by, most significant first, the
  * tokens matched, fewer typos, the proximity of the tokens in the best field, that field's
- * weight, an exact match of the field, then the number of fields matched:
+ * weight, an exact match of the field, whole words in the field, then the number of fields
+ * matched:
  *
  *   bits 44..49 tokens matched   36..43 255 - typo cost   28..35 proximity
- *   20..27 best field weight     19 exact match           13..18 fields matched
- *   0..12 the rarity tie-break (queries of two words or more; rarityTie)
+ *   20..27 best field weight     19 exact match           18 whole words
+ *   13..17 fields matched        0..12 the rarity tie-break (two words or more; rarityTie)
+ *
+ * "Whole words": the best field holds every query word it holds as a word of its own, not
+ * only as a part of a word glued by punctuation (`dash` in `Lo-dash`). A part costs what
+ * the word would in the typo bucket, so a glued word's part in a heavier field wins over
+ * the word in a lighter one; among equals up to exactness the whole word wins (`evince`
+ * over `evince-common` for `evcince`).
  *
  * text_match is the score without bits 0..12 (textMatchOf): what is reported and what the
  * text_match sort clause compares. The tie-break is a sort clause of its own (`rarity`,
@@ -23,11 +30,14 @@ const TYPO_SHIFT = 2 ** 36;
 const PROX_SHIFT = 2 ** 28;
 const WEIGHT_SHIFT = 2 ** 20;
 const EXACT_SHIFT = 2 ** 19;
+const WHOLE_SHIFT = 2 ** 18;
 const FIELDS_SHIFT = 2 ** 13;
+/** Fields matched are counted up to this many (bits 13..17). */
+const MAX_FIELDS = 31;
 
 /** The score without the best field's part: tokens matched, typo cost (summed over tokens), fields matched. */
 export function baseScore(tokens: number, typoCost: number, fieldsMatched: number): number {
-  return tokens * TOK_SHIFT + (255 - Math.min(255, typoCost)) * TYPO_SHIFT + Math.min(63, fieldsMatched) * FIELDS_SHIFT;
+  return tokens * TOK_SHIFT + (255 - Math.min(255, typoCost)) * TYPO_SHIFT + Math.min(MAX_FIELDS, fieldsMatched) * FIELDS_SHIFT;
 }
 
 /** The score with `n` more tokens matched (a synonym's words counting as the words they stand for). */
@@ -46,9 +56,9 @@ export function respaced(score: number, tokens: number, extraCost: number): numb
   return score + (Math.min(63, tokens) - matched) * TOK_SHIFT - Math.min(typoBits, extraCost) * TYPO_SHIFT;
 }
 
-/** The best a document with this base can score: its tokens adjacent, and an exact match in a field of this weight. */
+/** The best a document with this base can score: its tokens adjacent, and an exact match of whole words in a field of this weight. */
 export function upperScore(base: number, weight: number): number {
-  return base + 255 * PROX_SHIFT + Math.min(255, weight) * WEIGHT_SHIFT + EXACT_SHIFT + TIE_MAX;
+  return base + 255 * PROX_SHIFT + Math.min(255, weight) * WEIGHT_SHIFT + EXACT_SHIFT + WHOLE_SHIFT + TIE_MAX;
 }
 
 /** The rarity tie-break takes the bits below this unit. */
@@ -89,16 +99,17 @@ export function rarityTie(sum: number, tokens: number, n: number): number {
 
 /**
  * How one field of a document ranks against its other fields: more query tokens, then
- * closer together, then heavier, then exact. `prox` 0..255 (255: adjacent), `weight`
- * 0..255, `exact` 0 or 1. The largest key is the document's best field.
+ * closer together, then heavier, then exact, then whole words. `prox` 0..255 (255:
+ * adjacent), `weight` 0..255, `exact` and `whole` 0 or 1. The largest key is the
+ * document's best field.
  */
-export function fieldKey(count: number, prox: number, weight: number, exact: number): number {
-  return count * 2 ** 24 + prox * 2 ** 16 + weight * 2 + exact;
+export function fieldKey(count: number, prox: number, weight: number, exact: number, whole: number): number {
+  return count * 2 ** 24 + prox * 2 ** 16 + weight * 4 + exact * 2 + whole;
 }
 
 /** The best field's part of the score: `prox` 0..255 (match.ts windowSpan never puts two tokens on one position). */
-export function fieldPart(prox: number, weight: number, exact: number): number {
-  return prox * PROX_SHIFT + Math.min(255, weight) * WEIGHT_SHIFT + exact * EXACT_SHIFT;
+export function fieldPart(prox: number, weight: number, exact: number, whole: number): number {
+  return prox * PROX_SHIFT + Math.min(255, weight) * WEIGHT_SHIFT + exact * EXACT_SHIFT + whole * WHOLE_SHIFT;
 }
 
 /**
@@ -148,7 +159,7 @@ export function matchInfo(withTie: number, totalTokens: number): MatchInfo {
   const tokensMatched = Math.floor(score / TOK_SHIFT) % 64;
   const typoCost = 255 - (Math.floor(score / TYPO_SHIFT) % 256);
   const bestFieldWeight = Math.floor(score / WEIGHT_SHIFT) % 256;
-  const fieldsMatched = Math.floor(score / FIELDS_SHIFT) % 64;
+  const fieldsMatched = Math.floor(score / FIELDS_SHIFT) % (MAX_FIELDS + 1);
   return {
     score,
     tokensMatched,
