@@ -44,6 +44,7 @@ import { parseCacheParams, parseSearchParams, type RawParams, type SearchParams 
 import { SearchCache } from './search/cache.js';
 import { commit, isReplicated } from './cluster/command.js';
 import { replicatedImport } from './cluster/import.js';
+import { leaveOutUnstored } from './cluster/unstored.js';
 import { currentCommand } from './clock.js';
 import { snapshot } from './storage/copy.js';
 import type { SearchScope } from './query/scope.js';
@@ -299,9 +300,23 @@ export class Engine {
     return enrichOps(this.store, collection, ops, this.embedEnv, remote);
   }
 
-  /** Writes prepared operations (a replicated write on a cluster node). */
+  /**
+   * Writes prepared operations (a replicated write on a cluster node, whose command leaves
+   * out `store: false` values: src/cluster/unstored.ts).
+   */
   commitOps(collection: string, ready: BatchOp[]): Promise<OpResult[]> {
-    return commit(this.store, { op: 'docs.write', collection, ops: ready }, () => this.applyOps(collection, ready));
+    const ops = isReplicated(this.store) && !currentCommand() ? this.commandOps(collection, ready) : ready;
+    return commit(this.store, { op: 'docs.write', collection, ops }, () => this.applyOps(collection, ready));
+  }
+
+  private commandOps(collection: string, ready: BatchOp[]): BatchOp[] {
+    let schema: Schema;
+    try {
+      schema = getSchema(this.store, collection);
+    } catch {
+      return ready; // (applying the command answers that the collection is not there)
+    }
+    return leaveOutUnstored(schema, ready);
   }
 
   /** Applies ready operations (embeddings computed) in one transaction. */

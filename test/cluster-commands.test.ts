@@ -7,6 +7,8 @@
  * database (the index's segment layout aside: merges are each node's own upkeep): a write
  * that went around the commands would be in the first alone.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../src/server/serve.js';
 import { applying } from '../src/clock.js';
@@ -15,11 +17,14 @@ import { decode, encode, type Command } from '../src/cluster/command.js';
 import type { Engine } from '../src/engine.js';
 import { APPLIED_KEY, write, type Store } from '../src/storage/store.js';
 import { FakeLlm } from './llm-fake.js';
-import { openEngine } from './helpers.js';
+import { ROOT, jsonLines, openEngine } from './helpers.js';
 import { dirWithTinyModel } from './conversation-fixtures.js';
+import { BLUE, GREEN, RED, b64, pngBytes, solid, type Rgb } from './image-fixtures.js';
 
 const KEY = 'commands-admin-key';
 let server: RunningServer;
+/** A single node (no commands), to hold the cluster's answers to. */
+let single: RunningServer;
 let follower: Engine;
 let llm: FakeLlm;
 const sent: Command[] = [];
@@ -37,15 +42,26 @@ async function applyAt(engine: Engine, seq: number, at: number, cmd: Command): P
   return r;
 }
 
-async function call(method: string, p: string, body?: unknown, contentType = 'application/json') {
-  const res = await fetch(`${server.url}${p}`, {
+async function send(url: string, method: string, p: string, body?: unknown, contentType = 'application/json') {
+  const res = await fetch(`${url}${p}`, {
     method,
     headers: { 'x-typesense-api-key': KEY, 'content-type': contentType },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
-  const text = await res.text();
-  expect(res.status, `${method} ${p}: ${text}`).toBeLessThan(300);
+  return { status: res.status, text: await res.text() };
+}
+
+async function call(method: string, p: string, body?: unknown, contentType = 'application/json') {
+  const { status, text } = await send(server.url, method, p, body, contentType);
+  expect(status, `${method} ${p}: ${text}`).toBeLessThan(300);
   return text;
+}
+
+/** A data directory with the tiny text model as `tiny` and the tiny CLIP pair as `clip`. */
+function dirWithModels(): string {
+  const dir = dirWithTinyModel();
+  fs.cpSync(path.join(ROOT, 'fixtures', 'models', 'tiny-clip'), path.join(dir, 'models', 'clip'), { recursive: true });
+  return dir;
 }
 
 /**
@@ -69,8 +85,9 @@ function contents(engine: Engine): Record<string, unknown[]> {
 beforeAll(async () => {
   llm = await new FakeLlm().start();
   // (every node of a cluster has the embedding models a collection uses)
-  server = await startServer({ dataDir: dirWithTinyModel(), apiKey: KEY, address: '127.0.0.1', port: 0, logLevel: 'silent', analytics: { enabled: true } }, { engine: { merges: 'off' } });
-  follower = openEngine(dirWithTinyModel(), { merges: 'off' });
+  server = await startServer({ dataDir: dirWithModels(), apiKey: KEY, address: '127.0.0.1', port: 0, logLevel: 'silent', analytics: { enabled: true } }, { engine: { merges: 'off' } });
+  follower = openEngine(dirWithModels(), { merges: 'off' });
+  single = await startServer({ dataDir: dirWithModels(), apiKey: KEY, address: '127.0.0.1', port: 0, logLevel: 'silent' }, { engine: { merges: 'off' } });
   let seq = 0;
   let stream: Promise<unknown> = Promise.resolve();
   server.engine.replicateThrough((cmd) => {
@@ -91,6 +108,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.stop();
+  await single?.stop();
   await follower?.close();
   await llm?.stop();
 });
@@ -190,5 +208,139 @@ describe('a server whose writes go through the cluster\'s commands', () => {
     expect(follower.getDocument('books', '1')).toMatchObject({ likes: 1 });
     expect(follower.listKeys().map((k) => k.id)).toContain(key.id);
     expect(contents(follower)).toEqual(contents(server.engine));
+  });
+});
+
+describe('a `store: false` image written through the cluster\'s commands', () => {
+  const DIRTY = ['coerce_or_reject', 'coerce_or_drop', 'drop', 'reject'] as const;
+  /** A picture whose Base64 text is its own: a pattern of `c` drawn with `seed`. */
+  const picture = (c: Rgb, seed: number) => b64(pngBytes(12, 10, (x, y) => [(c[0] + x * 13 + seed * 7) % 256, (c[1] + y * 17 + seed * 3) % 256, (c[2] + x * y * seed) % 256]));
+  /** A stretch from the middle of an image's Base64 text, found wherever the image was written. */
+  const mark = (img: string) => img.slice(Math.floor(img.length / 2) - 30, Math.floor(img.length / 2) + 30);
+  const images = Array.from({ length: 9 }, (_, i) => picture([RED, GREEN, BLUE][i % 3]!, i + 1));
+  const gif = Buffer.from('GIF89a\x01\x00\x01\x00\x00\x00\x00;').toString('base64');
+  const huge = (() => {
+    const b = pngBytes(1, 1, solid(RED));
+    b.writeUInt32BE(100_000, 16);
+    b.writeUInt32BE(1000, 20);
+    return b.toString('base64');
+  })();
+  const vector = Array.from({ length: 8 }, (_, i) => (i === 2 ? 1 : 0));
+  let first = 0;
+
+  /** Sends the same request to the cluster's node and to the single node: both answer alike. */
+  async function both(method: string, p: string, body?: unknown, contentType = 'application/json') {
+    const c = await send(server.url, method, p, body, contentType);
+    const s = await send(single.url, method, p, body, contentType);
+    expect(c, `${method} ${p}`).toEqual(s);
+    return c;
+  }
+  const lines = (docs: unknown[]) => docs.map((d) => JSON.stringify(d)).join('\n');
+  const exportOf = (e: Engine, c: string) => [...e.exportLines(c)].join('\n');
+  const commandsSince = (from: number) => sent.slice(from).map((c) => Buffer.from(encode({ id: 'x', at: 0, cmd: c })).toString('utf8')).join('\n');
+
+  beforeAll(async () => {
+    const pictures = {
+      name: 'pictures',
+      fields: [
+        { name: 'name', type: 'string' },
+        { name: 'kind', type: 'string', facet: true },
+        { name: 'image', type: 'image', store: false },
+        { name: 'embedding', type: 'float[]', embed: { from: ['image'], model_config: { model_name: 'clip' } } },
+      ],
+    };
+    const scans = { name: 'scans', fields: [{ name: 'title', type: 'string' }, { name: 'scan', type: 'image', store: false, optional: true }] };
+    first = sent.length;
+    for (const url of [server.url, single.url]) {
+      for (const schema of [pictures, scans]) expect((await send(url, 'POST', '/collections', schema)).status).toBe(201);
+    }
+  });
+
+  it('is checked and embedded by the node that took the write and left out of its command, for every kind of write, and every node stores and finds what a single node does', async () => {
+    const [i1, i2, i3, i4, i5, i6, i7, i8, i9] = images as [string, string, string, string, string, string, string, string, string];
+    const docs = '/collections/pictures/documents';
+    expect((await both('POST', docs, { id: 'p1', name: 'cherry', kind: 'fruit', image: i1 })).status).toBe(201);
+    expect((await both('POST', `${docs}?action=upsert`, { id: 'p2', name: 'lime', kind: 'fruit', image: i2 })).status).toBe(201);
+    expect((await both('POST', `${docs}?action=emplace`, { id: 'p3', name: 'blueberry', kind: 'berry', image: i3 })).status).toBe(201);
+    // a new image replaces the embedding; a write without the image keeps it (followers do not ask for the image)
+    expect((await both('PATCH', `${docs}/p1`, { image: i4 })).status).toBe(200);
+    expect((await both('PATCH', `${docs}/p2`, { name: 'green lime' })).status).toBe(200);
+    expect((await both('POST', `${docs}?action=emplace`, { id: 'p2', kind: 'citrus' })).status).toBe(201);
+    expect(JSON.parse((await both('PATCH', `${docs}?filter_by=kind:=berry`, { image: i5 })).text)).toEqual({ num_updated: 1 });
+    // import lines: embedded here; one with its vector given (its image only checked), one without its required image
+    const imported = await both('POST', `${docs}/import`, lines([
+      { id: 'p4', name: 'plum', kind: 'fruit', image: i6 },
+      { id: 'p5', name: 'kiwi', kind: 'fruit', image: i7 },
+      { id: 'p6', name: 'given', kind: 'fruit', image: i8, embedding: vector },
+      { id: 'p7', name: 'bare', kind: 'fruit' },
+    ]), 'text/plain');
+    expect(jsonLines(imported.text).map((l) => l.success)).toEqual([true, true, true, false]);
+    // a collection without embeddings: its lines are turned into documents only when they hold an image
+    const scanned = await both('POST', '/collections/scans/documents/import', lines([{ id: 's1', title: 'receipt', scan: i9 }, { id: 's2', title: 'no scan' }]), 'text/plain');
+    expect(jsonLines(scanned.text).map((l) => l.success)).toEqual([true, true]);
+
+    // no command carries an image; each says which field it left out
+    const wire = commandsSince(first);
+    for (const img of images) expect(wire.includes(mark(img))).toBe(false);
+    const writes = sent.slice(first).flatMap((c) => (c.op === 'docs.write' ? c.ops : []));
+    expect(writes[0]).toMatchObject({ kind: 'write', doc: { id: 'p1', image: true }, unstored: { image: null } });
+    expect(writes.at(-1)).toEqual({ kind: 'line', text: '{"id":"s2","title":"no scan"}', action: 'create' });
+
+    // every node has what a single node has, images nowhere, and finds each picture by its embedding
+    expect(contents(follower)).toEqual(contents(server.engine));
+    for (const c of ['pictures', 'scans']) {
+      expect(exportOf(follower, c)).toBe(exportOf(single.engine, c));
+      expect(exportOf(server.engine, c)).toBe(exportOf(single.engine, c));
+    }
+    const stored = jsonLines(exportOf(follower, 'pictures'));
+    expect(stored.map((d) => d.id)).toEqual(['p1', 'p2', 'p3', 'p4', 'p5', 'p6']);
+    expect(stored.find((d) => d.id === 'p2')).toMatchObject({ name: 'green lime', kind: 'citrus' });
+    expect(stored.find((d) => d.id === 'p6')!.embedding).toEqual(vector);
+    for (const e of [server.engine, follower]) {
+      await e.idle();
+      const raw = fs.readFileSync(path.join(e.dir, 'data.mdb'));
+      expect(raw.includes(Buffer.from('green lime'))).toBe(true); // (the file holds what was written)
+      for (const img of images) expect(raw.includes(Buffer.from(mark(img)))).toBe(false);
+      for (const d of stored) {
+        const r = await e.search('pictures', { q: '*', vector_query: `embedding:([${(d.embedding as number[]).join(',')}], k: 10)`, per_page: 10 });
+        const hit = r.hits!.find((h) => h.document.id === d.id);
+        expect(hit?.vector_distance, `${d.id} on ${e.dir}`).toBeLessThan(1e-5);
+      }
+    }
+  });
+
+  it('refuses a bad image with the message a single node gives, under every dirty_values mode, and writes nothing of it', async () => {
+    const from = sent.length;
+    const docs = '/collections/pictures/documents';
+    const bad: Array<[string, unknown]> = [['gif', gif], ['junk', 'not base64 at all'], ['number', 12], ['huge', huge], ['cut', images[0]!.slice(0, 41)]];
+    for (const dirty of DIRTY) {
+      for (const [what, image] of bad) {
+        const one = await both('POST', `${docs}?dirty_values=${dirty}`, { id: `${what}-${dirty}`, name: what, kind: 'x', image });
+        expect(one.status, `${what} ${dirty}`).toBe(400);
+        // its vector given, the image is only checked: as it would be where it stands in the document
+        const given = await both('POST', `${docs}?dirty_values=${dirty}`, { id: `given-${what}-${dirty}`, image, name: 5, kind: 'x', embedding: vector });
+        expect(given.status, `${what} ${dirty}`).toBe(400);
+      }
+      const out = await both('POST', `${docs}/import?dirty_values=${dirty}`, lines(bad.flatMap(([what, image]) => [
+        { id: `line-${what}-${dirty}`, name: what, kind: 'x', image },
+        { id: `line-given-${what}-${dirty}`, name: 5, kind: 'x', image, embedding: vector },
+      ])), 'text/plain');
+      expect(jsonLines(out.text).every((l) => !l.success)).toBe(true);
+      const scans = await both('POST', `/collections/scans/documents/import?dirty_values=${dirty}`, lines(bad.map(([what, scan]) => ({ id: `${what}-${dirty}`, title: what, scan }))), 'text/plain');
+      expect(jsonLines(scans.text).every((l) => !l.success)).toBe(true);
+    }
+    const one = JSON.parse((await send(server.url, 'POST', docs, { name: 'x', kind: 'x', image: gif })).text);
+    expect(one).toEqual({ message: 'field `image` is a GIF image; only BMP, JPEG and PNG images are accepted' });
+    const given = (doc: Record<string, unknown>) => send(server.url, 'POST', `${docs}?dirty_values=reject`, { ...doc, kind: 'x', embedding: vector }).then((r) => JSON.parse(r.text).message);
+    expect(await given({ name: 5, image: gif })).toMatch(/^field `name` must be a string/);
+    expect(await given({ image: gif, name: 5 })).toMatch(/^field `image` is a GIF image/);
+    const drop = JSON.parse((await send(server.url, 'POST', `${docs}?dirty_values=drop`, { name: 'x', kind: 'x', image: huge, embedding: vector })).text);
+    expect(drop.message).toMatch(/^field `image` is a PNG image of 100000 x 1000 pixels/);
+    // the refused images are not in the commands either (an image checked here travels as its message)
+    expect(commandsSince(from).includes(huge.slice(0, 40))).toBe(false);
+    const checked = sent.slice(from).flatMap((c) => (c.op === 'docs.write' ? c.ops : [])).find((op) => op.kind === 'write' && op.unstored?.image);
+    expect(checked).toMatchObject({ doc: { image: true }, unstored: { image: expect.stringMatching(/^field `image` /) } });
+    expect(contents(follower)).toEqual(contents(server.engine));
+    for (const c of ['pictures', 'scans']) expect(exportOf(follower, c)).toBe(exportOf(single.engine, c));
   });
 });

@@ -11,8 +11,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from 'typesense';
 import { fathomNode, natsServerPath, removeTemporaryDirectories, startNats, type FathomNode, type NatsCluster } from './cluster-harness.js';
-import { cli, jsonLines, tmpDir } from './helpers.js';
+import { ROOT, cli, dataDirPath, jsonLines, tmpDir } from './helpers.js';
 import { startServer } from '../src/server/serve.js';
+import { GREEN, RED, b64, pngBytes } from './image-fixtures.js';
 
 const KEY = 'cluster-bootstrap-key';
 const HAVE_NATS = natsServerPath() !== undefined;
@@ -147,6 +148,66 @@ describe.skipIf(!HAVE_NATS)('a three-node cluster', () => {
     for (const f of stored) expect(fs.readFileSync(f).includes(value), f).toBe(false);
   });
 
+  it('keeps a `store: false` image out of every NATS server\'s store and every node\'s data, each node finding the picture by its embedding', async () => {
+    const [a, b, c] = nodes as [FathomNode, FathomNode, FathomNode];
+    const clip = path.join(ROOT, 'fixtures', 'models', 'tiny-clip');
+    // (every node of a cluster has the models its collections use; a single node answers bad images for reference)
+    for (const n of nodes) fs.cpSync(clip, path.join(n.dataDir, 'models', 'clip'), { recursive: true });
+    const singleDir = dataDirPath();
+    fs.mkdirSync(path.join(singleDir, 'models'), { recursive: true });
+    fs.cpSync(clip, path.join(singleDir, 'models', 'clip'), { recursive: true });
+    const single = await startServer({ dataDir: singleDir, apiKey: KEY, address: '127.0.0.1', port: 0, logLevel: 'silent' });
+    try {
+      const schema = {
+        name: 'pictures',
+        fields: [
+          { name: 'name', type: 'string' },
+          { name: 'image', type: 'image', store: false },
+          { name: 'embedding', type: 'float[]', embed: { from: ['image'], model_config: { model_name: 'clip' } } },
+        ],
+      };
+      expect((await call(a, 'POST', '/collections', schema)).status).toBe(201);
+      expect((await call({ url: single.url } as FathomNode, 'POST', '/collections', schema)).status).toBe(201);
+      const picture = (seed: number, base: [number, number, number]) => b64(pngBytes(12, 10, (x, y) => [(base[0] + x * 13 + seed * 7) % 256, (base[1] + y * 17 + seed * 3) % 256, (x * y * seed) % 256]));
+      const one = picture(1, RED);
+      const two = picture(2, GREEN);
+      const mark = (img: string) => img.slice(Math.floor(img.length / 2) - 30, Math.floor(img.length / 2) + 30);
+      expect((await call(b, 'POST', '/collections/pictures/documents', { id: 'marigold', name: 'marigold-under-glass', image: one })).status).toBe(201);
+      const imported = await call(c, 'POST', '/collections/pictures/documents/import', JSON.stringify({ id: 'fern', name: 'fern-in-the-shade', image: two }));
+      expect(jsonLines(imported.text)).toEqual([{ success: true }]);
+      // a bad image is refused on a cluster node as on a single node, in a write and in an import line
+      const gif = Buffer.from('GIF89a\x01\x00\x01\x00\x00\x00\x00;').toString('base64');
+      for (const [p, body] of [['/collections/pictures/documents', { id: 'bad', name: 'x', image: gif }], ['/collections/pictures/documents/import', JSON.stringify({ id: 'bad', name: 'x', image: 'not an image' })]] as const) {
+        const [cluster, alone] = [await call(a, 'POST', p, body), await call({ url: single.url } as FathomNode, 'POST', p, body)];
+        expect({ status: cluster.status, text: cluster.text }).toEqual({ status: alone.status, text: alone.text });
+        expect(cluster.text).toMatch(/field `image` is (a GIF image|not valid Base64)/);
+      }
+      await settled(nodes);
+      const exports = await Promise.all(nodes.map((n) => exportOf(n, 'pictures')));
+      expect(exports[1]).toBe(exports[0]);
+      expect(exports[2]).toBe(exports[0]);
+      const docs = jsonLines(exports[0]!);
+      expect(docs.map((d) => [d.id, d.image, (d.embedding as number[]).length])).toEqual([['marigold', undefined, 8], ['fern', undefined, 8]]);
+      for (const n of nodes) {
+        for (const d of docs) {
+          const r = (await call(n, 'GET', `/collections/pictures/documents/search?q=*&vector_query=${encodeURIComponent(`embedding:([${(d.embedding as number[]).join(',')}], k: 2)`)}`)).json();
+          expect(r.hits.find((h: any) => h.document.id === d.id)?.vector_distance, `${d.id} on ${n.name}`).toBeLessThan(1e-5);
+        }
+      }
+      // the files hold what was written (the names), and no image
+      const files = (dir: string): string[] => fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+      const natsFiles = nats.servers.flatMap((s) => files(s.dir)).filter((f) => !f.endsWith('.conf'));
+      const dataFiles = nodes.map((n) => path.join(n.dataDir, 'data.mdb'));
+      for (const name of ['marigold-under-glass', 'fern-in-the-shade']) {
+        expect(natsFiles.some((f) => fs.readFileSync(f).includes(name)), name).toBe(true);
+        for (const f of dataFiles) expect(fs.readFileSync(f).includes(name), f).toBe(true);
+      }
+      for (const f of [...natsFiles, ...dataFiles]) for (const img of [one, two]) expect(fs.readFileSync(f).includes(mark(img)), f).toBe(false);
+    } finally {
+      await single.stop();
+    }
+  }, 60_000);
+
   it('applies a synonym, a curation rule, a synonym set and a preset written on one node in searches on every node', async () => {
     const [a, b, c] = nodes as [FathomNode, FathomNode, FathomNode];
     expect((await call(a, 'PUT', '/collections/items/synonyms/things', { synonyms: ['item', 'thing'] })).status).toBe(200);
@@ -273,9 +334,10 @@ describe.skipIf(!HAVE_NATS)('a three-node cluster', () => {
     await settled(nodes, 60_000);
     // JetStream elects a new stream leader after a random 4-9 s without one (nats-server 2.9
     // fixes that range) and a loaded machine stretches it: writes wait for it. What a node adds
-    // after it stays short.
+    // after it stays short (0-160 ms on a quiet machine; a second or two beside the rest of
+    // the suite on two cores).
     expect(tookAgain.some((t) => t !== undefined)).toBe(true);
-    expect(Math.max(...ownPart)).toBeLessThan(2500);
+    expect(Math.max(...ownPart)).toBeLessThan(5000);
     expect(resumedIn).toBeLessThan(20_000);
     const exports = await Promise.all(nodes.map((n) => exportOf(n, 'items')));
     expect(exports[1]).toBe(exports[0]);

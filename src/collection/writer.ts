@@ -36,6 +36,12 @@ export type BatchOp =
       text?: string;
       /** `text` holds an integer literal of 16+ digits (read it back losslessly). */
       lossless?: boolean;
+      /**
+       * `store: false` fields whose values the node that received the write checked and
+       * left out of its cluster command (src/cluster/unstored.ts): null for a valid value,
+       * or the message it failed with.
+       */
+      unstored?: Record<string, string | null>;
     }
   /**
    * An import line not parsed yet: applyBatch parses it inside the transaction, so the
@@ -251,6 +257,7 @@ export function applyBatch(store: Store, name: string, ops: BatchOp[], hooks: Wr
         mode: op.dirty ?? schema.defaultDirtyValues,
         generateId: () => generateIdFor(store, collId, seq),
         updatesStored: (action === 'update' || action === 'emplace') && previous !== undefined,
+        unstored: op.unstored,
       });
       if (prepared.discovered.length > 0) {
         const copy = recordChanged ? record : copyRecord(record);

@@ -338,6 +338,12 @@ export interface PrepareOptions {
    * since it was never stored to be merged back. Default false.
    */
   updatesStored?: boolean;
+  /**
+   * `store: false` fields whose values were checked and left out of a cluster command
+   * (src/cluster/unstored.ts), each with null (a valid value: the field is present) or the
+   * message it failed with; the document holds a placeholder where each value was.
+   */
+  unstored?: Readonly<Record<string, string | null>>;
 }
 
 /**
@@ -371,9 +377,18 @@ export function prepareDocument(schema: Schema, input: unknown, opts: PrepareOpt
     flatten(doc, '', false, flat);
   }
   const names = flat ? [...flat.keys()] : Object.keys(doc);
+  const unstored = opts.unstored;
   for (let i = 0; i < names.length; i++) {
     const name = names[i]!;
     if (name === 'id') continue;
+    if (unstored !== undefined && Object.hasOwn(unstored, name)) {
+      // its value's check, made where it was, fails the document here as the value would have
+      const failed = unstored[name];
+      if (failed) docError(failed);
+      seen.add(name);
+      delete stored[name];
+      continue;
+    }
     const entry = flat?.get(name);
     const value = entry ? entry.value : doc[name];
     const inArray = entry ? entry.inArray : false;
