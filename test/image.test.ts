@@ -383,6 +383,14 @@ describe('image fields in documents', () => {
     await e.updateCollection('altered', { fields: [{ name: 'thumb', type: 'image', store: false, optional: true }] });
   });
 
+  it('refuses store: false on a nested image field or a name pattern, which could not be left out', async () => {
+    for (const name of ['pics.thumb', 'thumb_.*']) {
+      await expect(e.createCollection({ name: 'nested', enable_nested_fields: true, fields: [{ name, type: 'image', store: false }] })).rejects.toThrow(
+        /`store: false` is only allowed on a top-level image field named in full/,
+      );
+    }
+  });
+
   it('cannot feed an embedding field whose model embeds only text', async () => {
     const dir = e.dir;
     fs.cpSync(path.join(ROOT, 'fixtures', 'models', 'tiny-bert'), path.join(dir, 'models', 'bert'), { recursive: true });

@@ -328,6 +328,8 @@ export function validateField(
   }
   if (!index && (facet || (raw.sort === true))) bad(`field \`${name}\`: a field with \`index: false\` cannot be a facet or sorted on`);
   if (!store && t !== 'image') bad(`field \`${name}\`: \`store: false\` is only allowed on image fields`);
+  // (what is never written is left out of a document by its top-level key)
+  if (!store && (pattern || name.includes('.'))) bad(`field \`${name}\`: \`store: false\` is only allowed on a top-level image field named in full (not a nested field or a name pattern)`);
 
   if (raw.num_dim !== undefined) {
     if (t !== 'float[]') bad(`field \`${name}\`: \`num_dim\` is only allowed on \`float[]\` fields`);
