@@ -42,10 +42,9 @@ import { evictStore, readState } from './index/manifest.js';
 import { project, type Projection } from './io/project.js';
 import { parseCacheParams, parseSearchParams, type RawParams, type SearchParams } from './query/params.js';
 import { SearchCache } from './search/cache.js';
-import { commit, isReplicated } from './cluster/command.js';
+import { commit, goesThroughStream } from './cluster/command.js';
 import { replicatedImport } from './cluster/import.js';
 import { leaveOutUnstored } from './cluster/unstored.js';
-import { currentCommand } from './clock.js';
 import { snapshot } from './storage/copy.js';
 import type { SearchScope } from './query/scope.js';
 import { filterSeqs, search, type RankedPage, type SearchResponse } from './search/search.js';
@@ -305,7 +304,7 @@ export class Engine {
    * out `store: false` values: src/cluster/unstored.ts).
    */
   commitOps(collection: string, ready: BatchOp[]): Promise<OpResult[]> {
-    const ops = isReplicated(this.store) && !currentCommand() ? this.commandOps(collection, ready) : ready;
+    const ops = goesThroughStream(this.store) ? this.commandOps(collection, ready) : ready;
     return commit(this.store, { op: 'docs.write', collection, ops }, () => this.applyOps(collection, ready));
   }
 
@@ -390,7 +389,7 @@ export class Engine {
     sink: ResultSink,
   ): Promise<ImportSummary> {
     // a cluster node's import is a series of replicated batches
-    if (isReplicated(this.store) && !currentCommand()) return replicatedImport(this, collection, source, opts, sink);
+    if (goesThroughStream(this.store)) return replicatedImport(this, collection, source, opts, sink);
     const summary = await importLines(
       this.store,
       collection,

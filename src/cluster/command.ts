@@ -76,9 +76,12 @@ export function replicateThrough(store: Store, r: Replicate | undefined): void {
   else replicators.delete(store);
 }
 
-/** Is `store` a cluster node's, writing through the stream? */
-export function isReplicated(store: Store): boolean {
-  return replicators.has(store);
+/**
+ * Does a write to `store` made now go through the stream (a cluster node's, and not a
+ * command being applied)? What `commit` decides; callers that shape a command first ask it.
+ */
+export function goesThroughStream(store: Store): boolean {
+  return replicators.has(store) && !currentCommand();
 }
 
 /**
@@ -86,9 +89,8 @@ export function isReplicated(store: Store): boolean {
  * cluster node, through the stream (resolving with what `local` returned on this node).
  */
 export function commit<T>(store: Store, cmd: Command, local: () => Promise<T>): Promise<T> {
-  const r = replicators.get(store);
-  if (!r || currentCommand()) return local();
-  return r(cmd) as Promise<T>;
+  if (!goesThroughStream(store)) return local();
+  return replicators.get(store)!(cmd) as Promise<T>;
 }
 
 // ---------------------------------------------------------------------------
