@@ -12,7 +12,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { ANALYTICS_DEFAULTS } from '../src/defaults.js';
 import { out, printJson, readAllInput, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
-import { listOutput, withListOutput, writeJsonLines } from './jsonl.js';
+import { listOutput, printList, withListOutput } from './jsonl.js';
 
 interface Opts {
   dataDir: string;
@@ -29,29 +29,23 @@ export function analyticsCommand(run: (fn: () => Promise<ExitCode>) => Promise<v
     run(async () => {
       const mode = listOutput(opts);
       const list = await withEngine(opts.dataDir, (e) => e.listAnalyticsRules(), { merges: 'off' });
-      if (mode === 'json') {
-        await printJson({ rules: list });
-        return;
-      }
-      if (mode === 'jsonl') {
-        await writeJsonLines(list);
-        return;
-      }
-      if (list.length === 0) {
-        await out('no analytics rules\n');
-        return;
-      }
-      const rows = list.map((r) => [
-        r.name,
-        r.type,
-        r.params.source.collections.join(','),
-        r.params.destination.collection + (r.params.destination.counter_field ? `.${r.params.destination.counter_field}` : ''),
-        r.type === 'counter' ? (r.params.source.events ?? []).map((e) => `${e.name}(${e.type} ${e.weight > 0 ? '+' : ''}${e.weight})`).join(' ') : `limit ${r.params.limit ?? ANALYTICS_DEFAULTS.limit}${r.params.expand_query ? ', expand_query' : ''}`,
-      ]);
-      const head = ['NAME', 'TYPE', 'SOURCE', 'DESTINATION', 'EVENTS / LIMIT'];
-      const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-      const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd() + '\n';
-      await out(line(head) + rows.map(line).join(''));
+      await printList(mode, list, {
+        asJson: { rules: list },
+        none: 'no analytics rules\n',
+        text: (list) => {
+          const rows = list.map((r) => [
+            r.name,
+            r.type,
+            r.params.source.collections.join(','),
+            r.params.destination.collection + (r.params.destination.counter_field ? `.${r.params.destination.counter_field}` : ''),
+            r.type === 'counter' ? (r.params.source.events ?? []).map((e) => `${e.name}(${e.type} ${e.weight > 0 ? '+' : ''}${e.weight})`).join(' ') : `limit ${r.params.limit ?? ANALYTICS_DEFAULTS.limit}${r.params.expand_query ? ', expand_query' : ''}`,
+          ]);
+          const head = ['NAME', 'TYPE', 'SOURCE', 'DESTINATION', 'EVENTS / LIMIT'];
+          const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+          const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd() + '\n';
+          return line(head) + rows.map(line).join('');
+        },
+      });
     }),
   );
 

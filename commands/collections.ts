@@ -2,8 +2,8 @@
  * `fathom collections create|list|get|delete`: manage collections in a data directory.
  */
 import { Command } from 'commander';
-import { out, printJson, readAllInput, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
-import { listOutput, withListOutput, writeJsonLines } from './jsonl.js';
+import { printJson, readAllInput, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
+import { listOutput, printList, withListOutput } from './jsonl.js';
 
 interface Opts {
   dataDir: string;
@@ -38,23 +38,16 @@ export function collectionsCommand(run: (fn: () => Promise<ExitCode>) => Promise
     run(async () => {
       const mode = listOutput(opts);
       const list = await withEngine(opts.dataDir, (e) => e.listCollections());
-      if (mode === 'json') {
-        await printJson(list);
-        return;
-      }
-      if (mode === 'jsonl') {
-        await writeJsonLines(list);
-        return;
-      }
-      if (list.length === 0) {
-        await out('no collections\n');
-        return;
-      }
-      const rows = list.map((c) => [c.name, String(c.num_documents), String(c.fields.length), new Date(c.created_at * 1000).toISOString()]);
-      const head = ['NAME', 'DOCUMENTS', 'FIELDS', 'CREATED'];
-      const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-      const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd() + '\n';
-      await out(line(head) + rows.map(line).join(''));
+      await printList(mode, list, {
+        none: 'no collections\n',
+        text: (list) => {
+          const rows = list.map((c) => [c.name, String(c.num_documents), String(c.fields.length), new Date(c.created_at * 1000).toISOString()]);
+          const head = ['NAME', 'DOCUMENTS', 'FIELDS', 'CREATED'];
+          const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+          const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd() + '\n';
+          return line(head) + rows.map(line).join('');
+        },
+      });
     }),
   );
 

@@ -9,8 +9,8 @@
  * only ever printed masked.
  */
 import { Command, Option } from 'commander';
-import { out, parseIntOption, printJson, readAllInput, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
-import { listOutput, withListOutput, writeJsonLines } from './jsonl.js';
+import { parseIntOption, printJson, readAllInput, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
+import { listOutput, printList, withListOutput } from './jsonl.js';
 
 interface ModelOpts {
   dataDir: string;
@@ -100,10 +100,10 @@ function modelsCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>): Com
     run(async () => {
       const mode = listOutput(opts);
       const models = await withEngine(opts.dataDir, (e) => e.conversationModels().list(), { merges: 'off' });
-      if (mode === 'json') await printJson(models);
-      else if (mode === 'jsonl') await writeJsonLines(models);
-      else if (models.length === 0) await out('no conversation models\n');
-      else await out(models.map((m) => `${m.id}  ${m.model_name}  max_bytes=${m.max_bytes}  ttl=${m.ttl}${m.api_key ? `  api_key=${m.api_key}` : ''}`).join('\n') + '\n');
+      await printList(mode, models, {
+        none: 'no conversation models\n',
+        text: (models) => models.map((m) => `${m.id}  ${m.model_name}  max_bytes=${m.max_bytes}  ttl=${m.ttl}${m.api_key ? `  api_key=${m.api_key}` : ''}\n`).join(''),
+      });
     }),
   );
   withDataDir(cmd.command('get').description('show a conversation model (key masked)').argument('<id>')).action((id: string, opts: ModelOpts) =>
@@ -126,25 +126,13 @@ export function conversationsCommand(run: (fn: () => Promise<ExitCode>) => Promi
     run(async () => {
       const mode = listOutput(opts);
       const all = await withEngine(opts.dataDir, (e) => e.listConversations(), { merges: 'off' });
-      if (mode === 'json') {
-        await printJson({ conversations: all });
-        return;
-      }
-      if (mode === 'jsonl') {
-        await writeJsonLines(all);
-        return;
-      }
-      if (all.length === 0) {
-        await out('no conversations\n');
-        return;
-      }
-      const lines = all.map((c) => {
+      const line = (c: (typeof all)[number]) => {
         const first = c.conversation.find((t) => 'user' in t) as { user: string } | undefined;
         const when = new Date(c.last_updated * 1000).toISOString().replace('.000Z', 'Z');
         const n = c.conversation.filter((t) => 'user' in t).length;
-        return `${c.id}  ${n} question${n === 1 ? '' : 's'}  last ${when}  ttl=${c.ttl}  ${first ? JSON.stringify(first.user.length > 60 ? first.user.slice(0, 57) + '...' : first.user) : ''}`;
-      });
-      await out(lines.join('\n') + '\n');
+        return `${c.id}  ${n} question${n === 1 ? '' : 's'}  last ${when}  ttl=${c.ttl}  ${first ? JSON.stringify(first.user.length > 60 ? first.user.slice(0, 57) + '...' : first.user) : ''}\n`;
+      };
+      await printList(mode, all, { asJson: { conversations: all }, none: 'no conversations\n', text: (all) => all.map(line).join('') });
     }),
   );
   withDataDir(cmd.command('get').description('print a conversation').argument('<id>')).action((id: string, opts: { dataDir: string }) =>

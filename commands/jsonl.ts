@@ -15,7 +15,7 @@
 import { createRequire } from 'node:module';
 import type { Transform } from 'node:stream';
 import type { Command } from 'commander';
-import { isStdoutClosed, UsageError } from './common.js';
+import { isStdoutClosed, out, printJson, UsageError } from './common.js';
 
 interface Ndjson {
   /** An object stream in, `JSON.stringify(obj) + EOL` out (json-stringify-safe: cycles are marked, not thrown). */
@@ -32,10 +32,23 @@ export function withListOutput(cmd: Command): Command {
   return cmd.option('--json', 'print JSON').option('--jsonl', 'print one JSON object per line');
 }
 
+export type ListOutput = 'text' | 'json' | 'jsonl';
+
 /** How a list command prints: for people, as JSON, or as JSON Lines. Both flags: a usage error. */
-export function listOutput(opts: { json?: boolean; jsonl?: boolean }): 'text' | 'json' | 'jsonl' {
+export function listOutput(opts: { json?: boolean; jsonl?: boolean }): ListOutput {
   if (opts.json && opts.jsonl) throw new UsageError('choose one of --json and --jsonl');
   return opts.json ? 'json' : opts.jsonl ? 'jsonl' : 'text';
+}
+
+/**
+ * Prints a list command's records as `mode` says: `json` the records (or `asJson`, for a
+ * command that wraps them as the API does, `{keys: [...]}`), `jsonl` one record a line,
+ * `text` for people: `none` when there are no records, else `text(records)`.
+ */
+export async function printList<T>(mode: ListOutput, records: readonly T[], view: { none: string; text: (records: readonly T[]) => string; asJson?: unknown }): Promise<void> {
+  if (mode === 'json') await printJson(view.asJson ?? records);
+  else if (mode === 'jsonl') await writeJsonLines(records);
+  else await out(records.length === 0 ? view.none : view.text(records));
 }
 
 const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
@@ -57,11 +70,11 @@ export function jsonSafe(v: unknown): unknown {
 
 /**
  * Writes `records` to stdout, one JSON object per line, waiting when the pipe is full.
- * Resolves false when the reader has gone away (EPIPE, e.g. `| head -1`): writing stops
- * quietly, as with `out` in common.ts.
+ * When the reader has gone away (EPIPE, e.g. `| head -1`) writing stops quietly, as with
+ * `out` in common.ts.
  */
-export async function writeJsonLines(records: Iterable<unknown>): Promise<boolean> {
-  if (isStdoutClosed()) return false;
+export async function writeJsonLines(records: Iterable<unknown>): Promise<void> {
+  if (isStdoutClosed()) return;
   const lines = ndjsonLib().stringify();
   // Settles when every line has gone to stdout, when stdout fails (the 'error' listener of
   // common.ts marks it closed; a wait for a drain would never end) or when the stream fails.
@@ -88,5 +101,4 @@ export async function writeJsonLines(records: Iterable<unknown>): Promise<boolea
     process.stdout.off('error', onStdoutError);
     lines.unpipe(process.stdout);
   }
-  return !isStdoutClosed();
 }

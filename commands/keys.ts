@@ -5,8 +5,8 @@
  * sees changes at once. `create` prints the value once; nothing can show it again.
  */
 import { Command, Option } from 'commander';
-import { out, printJson, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
-import { listOutput, withListOutput, writeJsonLines } from './jsonl.js';
+import { printJson, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
+import { listOutput, printList, withListOutput } from './jsonl.js';
 
 interface Opts {
   dataDir: string;
@@ -62,26 +62,20 @@ export function keysCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>)
       run(async () => {
         const mode = listOutput(opts);
         const keys = await withEngine(opts.dataDir, (e) => e.listKeys(), { merges: 'off' });
-        if (mode === 'json') {
-          await printJson({ keys });
-          return;
-        }
-        if (mode === 'jsonl') {
-          await writeJsonLines(keys);
-          return;
-        }
-        if (keys.length === 0) {
-          await out('no keys\n');
-          return;
-        }
         const now = Date.now() / 1000;
-        const lines = keys.map(
-          (k) =>
-            `${k.id}  ${k.value_prefix}...  actions=${k.actions.join(',')}  collections=${k.collections.join(',')}` +
-            (k.expires_at < now ? '  (expired)' : '') +
-            `  ${k.description}`,
-        );
-        await out(lines.join('\n') + '\n');
+        await printList(mode, keys, {
+          asJson: { keys },
+          none: 'no keys\n',
+          text: (keys) =>
+            keys
+              .map(
+                (k) =>
+                  `${k.id}  ${k.value_prefix}...  actions=${k.actions.join(',')}  collections=${k.collections.join(',')}` +
+                  (k.expires_at < now ? '  (expired)' : '') +
+                  `  ${k.description}\n`,
+              )
+              .join(''),
+        });
       }),
   );
   withDataDir(cmd.command('get').description('show a key (without its value)').argument('<id>')).action((id: string, opts: Opts) =>

@@ -4,8 +4,8 @@
  */
 import { Command } from 'commander';
 import { isPlainObject } from '../src/json.js';
-import { out, printJson, readAllInput, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
-import { listOutput, withListOutput, writeJsonLines } from './jsonl.js';
+import { printJson, readAllInput, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
+import { listOutput, printList, withListOutput } from './jsonl.js';
 
 interface Opts {
   dataDir: string;
@@ -55,13 +55,9 @@ export function presetsCommand(run: (fn: () => Promise<ExitCode>) => Promise<voi
     run(async () => {
       const mode = listOutput(opts);
       const presets = await withEngine(opts.dataDir, (e) => e.listPresets(), { merges: 'off' });
-      if (mode === 'json') await printJson({ presets });
-      else if (mode === 'jsonl') await writeJsonLines(presets);
-      else {
-        const line = (p: (typeof presets)[number]) =>
-          `${p.name}  ${Array.isArray(p.value.searches) ? `${(p.value.searches as unknown[]).length} searches` : Object.entries(p.value).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ')}\n`;
-        await out(presets.length ? presets.map(line).join('') : 'no presets\n');
-      }
+      const line = (p: (typeof presets)[number]) =>
+        `${p.name}  ${Array.isArray(p.value.searches) ? `${(p.value.searches as unknown[]).length} searches` : Object.entries(p.value).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ')}\n`;
+      await printList(mode, presets, { asJson: { presets }, none: 'no presets\n', text: (presets) => presets.map(line).join('') });
     }),
   );
   withDataDir(cmd.command('get').description('show a preset as JSON').argument('<name>').option('--json', 'print JSON (the default)')).action((name: string, opts: Opts) =>

@@ -12,8 +12,8 @@
 import { Command } from 'commander';
 import type { Engine } from '../src/engine.js';
 import type { RuleItem, RuleSet, Rules } from '../src/rulesets/rulesets.js';
-import { out, printJson, readAllInput, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
-import { listOutput, withListOutput, writeJsonLines } from './jsonl.js';
+import { printJson, readAllInput, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
+import { listOutput, printList, withListOutput } from './jsonl.js';
 
 export interface RuleOpts {
   dataDir: string;
@@ -95,15 +95,11 @@ export function ruleCommand(spec: RuleCommandSpec, run: (fn: () => Promise<ExitC
       const t = target(opts, false);
       if (!t) {
         const sets = await withEngine(opts.dataDir, (e) => rules(e).listSets(), { merges: 'off' });
-        if (mode === 'json') await printJson(sets);
-        else if (mode === 'jsonl') await writeJsonLines(sets);
-        else await out(sets.length ? sets.map((s: RuleSet) => `${s.name}  ${s.items.length} item${s.items.length === 1 ? '' : 's'}\n`).join('') : 'no sets\n');
+        await printList(mode, sets, { none: 'no sets\n', text: (sets) => sets.map((s: RuleSet) => `${s.name}  ${s.items.length} item${s.items.length === 1 ? '' : 's'}\n`).join('') });
         return;
       }
       const items = await withEngine(opts.dataDir, (e) => ('set' in t ? rules(e).listItems(t.set) : rules(e).list(t.collection)), { merges: 'off' });
-      if (mode === 'json') await printJson(items);
-      else if (mode === 'jsonl') await writeJsonLines(items);
-      else await out(items.length ? items.map((i) => `${i.id}  ${spec.describe(i)}\n`).join('') : `no ${spec.noun}s\n`);
+      await printList(mode, items, { none: `no ${spec.noun}s\n`, text: (items) => items.map((i) => `${i.id}  ${spec.describe(i)}\n`).join('') });
     }),
   );
 

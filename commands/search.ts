@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import { Command, Option } from 'commander';
 import { out, printJson, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
 import { searchFlags } from '../src/query/parameters.js';
+import { listOutput } from './jsonl.js';
 
 /** Search parameters exposed as flags: [flag name, description], from the parameter table. */
 export const SEARCH_FLAGS: Array<[string, string]> = searchFlags();
@@ -54,7 +55,7 @@ export function searchCommand(run: (fn: () => Promise<ExitCode>) => Promise<void
   withDataDir(cmd);
   cmd.action((collection: string, opts: Opts) =>
     run(async () => {
-      if (opts.json && opts.jsonl) throw new UsageError('choose one of --json and --jsonl');
+      const mode = listOutput(opts);
       const params = collectParams(opts);
       if (typeof opts.voiceQueryFile === 'string') {
         let wav: Buffer;
@@ -66,17 +67,16 @@ export function searchCommand(run: (fn: () => Promise<ExitCode>) => Promise<void
         params.voice_query = wav.toString('base64');
         if (cmd.getOptionValueSource('q') === 'default') delete params.q; // the transcription is the query
       }
-      const human = !opts.json && !opts.jsonl;
-      if (human) {
+      if (mode === 'text') {
         params.highlight_start_tag ??= '\u0001';
         params.highlight_end_tag ??= '\u0002';
       }
       const res = await withEngine(opts.dataDir, (e) => e.search(collection, params), { readOnly: true, pinSnapshot: true }, { exiting: true });
-      if (opts.json) {
+      if (mode === 'json') {
         await printJson(res, false);
         return;
       }
-      if (opts.jsonl) {
+      if (mode === 'jsonl') {
         const { stringifyJson } = await import('../src/json.js');
         const hits = res.hits ?? (res.grouped_hits ?? []).flatMap((g) => g.hits);
         await out(hits.map((h) => stringifyJson(h.document)).join('\n') + (hits.length ? '\n' : ''));

@@ -3,8 +3,8 @@
  */
 import fs from 'node:fs';
 import { Command } from 'commander';
-import { out, printJson, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
-import { listOutput, withListOutput, writeJsonLines } from './jsonl.js';
+import { printJson, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
+import { listOutput, printList, withListOutput } from './jsonl.js';
 
 interface Opts {
   dataDir: string;
@@ -43,9 +43,11 @@ export function stopwordsCommand(run: (fn: () => Promise<ExitCode>) => Promise<v
     run(async () => {
       const mode = listOutput(opts);
       const sets = await withEngine(opts.dataDir, (e) => e.listStopwords());
-      if (mode === 'json') await printJson({ stopwords: sets });
-      else if (mode === 'jsonl') await writeJsonLines(sets);
-      else await out(sets.length ? sets.map((s) => `${s.id}  ${s.stopwords.length} words${s.locale ? `  (${s.locale})` : ''}`).join('\n') + '\n' : 'no stopword sets\n');
+      await printList(mode, sets, {
+        asJson: { stopwords: sets },
+        none: 'no stopword sets\n',
+        text: (sets) => sets.map((s) => `${s.id}  ${s.stopwords.length} words${s.locale ? `  (${s.locale})` : ''}\n`).join(''),
+      });
     }),
   );
   withDataDir(cmd.command('get').description('show a stopword set').argument('<name>')).action((name: string, opts: Opts) =>
