@@ -35,6 +35,8 @@ export function primaryLog(level: LogLevel, stream: Writable = process.stdout): 
 
 /** A query parameter name that carries a key, in any case or encoding: `x-typesense-api-key`, `X%2DService%2DApi%2DKey`, `api_key`... */
 const KEY_NAME = /api[-_ ]?key/i;
+/** A key-named `name=value` inside a path (`;x-typesense-api-key=...`): the name, then the value up to the next separator. */
+const KEY_PAIR_IN_PATH = new RegExp(`(${KEY_NAME.source}[^=/;]*=)[^/;&]*`, 'gi');
 
 /** Percent-decodes a query string part as the query parser does (`+` is a space); the raw text when it is not valid. */
 function decodePart(s: string): string {
@@ -101,7 +103,7 @@ function redactPath(path: string, presented: readonly string[]): string {
   if (keyed.length === 0 && !named) return path;
   let out = text;
   for (const k of keyed) out = out.split(k).join('***');
-  return named ? out.replace(/(api[-_ ]?key[^=/;]*=)[^/;&]*/gi, '$1***') : out;
+  return named ? out.replace(KEY_PAIR_IN_PATH, '$1***') : out;
 }
 
 /** Every key value a request presented: key headers and key-named query parameters, decoded. */
