@@ -18,19 +18,11 @@ import type { SearchPlan } from '../query/plan.js';
 
 export interface Candidate {
   term: string;
-  /** What the term costs as a stand-in for the query word (candidateCost): 2 per typo, 1 more for a completion (a part costs as the word, PART_COST). */
+  /** What the term costs as a stand-in for the query word (candidateCost): 2 per typo, 1 more for a completion; a part costs as the word. */
   cost: number;
   /** A part of glued words (index/segment.ts PARTS_COLUMN_BASE), looked up in the field's parts. */
   part?: true;
 }
-
-/**
- * What matching a part of a glued word costs above matching a word (`aware` in
- * `unit-aware`): nothing in the typo bucket, so that the part in a heavier field is not
- * outranked by the word in a lighter one; it is never an exact match, and among equals the
- * whole word ranks first (score.ts: the best field's whole-words bit).
- */
-export const PART_COST = 0;
 
 /**
  * What a term costs as a stand-in for a query word, as the reference engine counts it: two
@@ -382,7 +374,11 @@ export class CandidateRounds {
           const partLists = selectCandidatesShared(this.segs, ids, word, allowed, prefix, params.max_candidates);
           partLists.forEach((pl, k) => {
             if (pl.length === 0) return;
-            const merged = [...lists[k]!, ...pl.map((c): Candidate => ({ term: c.term, cost: c.cost + PART_COST, part: true }))];
+            // A part of a glued word (`aware` in `unit-aware`) costs what the word costs, so that
+            // the part in a heavier field is not outranked by the word in a lighter one; it is
+            // never an exact match, and among equals the whole word ranks first (score.ts, the
+            // best field's whole-words bit). (The sort is stable: words before parts.)
+            const merged = [...lists[k]!, ...pl.map((c): Candidate => ({ term: c.term, cost: c.cost, part: true }))];
             lists[k] = merged.sort((a, b) => a.cost - b.cost);
           });
         }
