@@ -18,19 +18,15 @@
 import { coerceValue } from '../document/document.js';
 import { isPlainObject } from '../json.js';
 import { parseLineOp, type BatchOp } from '../collection/writer.js';
-import type { Field, Schema } from '../schema/schema.js';
+import type { Schema } from '../schema/schema.js';
+import { isUnstored } from '../document/stored.js';
 
 /** What stands in a command's document for a value taken out. */
 const UNSTORED_PLACEHOLDER = true;
 
-/** The fields whose values a stored document never holds (as document/stored.ts stripVectors drops them). */
-function unstoredFields(schema: Schema): Field[] {
-  return schema.fields.filter((f) => f.store === false && !f.pattern && !f.name.includes('.'));
-}
-
-/** `ops` as a command carries them: without the values of `store: false` fields. */
+/** `ops` as a command carries them: without the values of `store: false` fields (those a stored document leaves out). */
 export function leaveOutUnstored(schema: Schema, ops: BatchOp[]): BatchOp[] {
-  const fields = unstoredFields(schema);
+  const fields = schema.fields.filter(isUnstored);
   if (fields.length === 0) return ops;
   return ops.map((op) => {
     // (an import line is parsed only to look: a line without such values travels as it came)

@@ -5,19 +5,27 @@
  * `withVectors` puts the values back (at the end of the document) when a response wants
  * them. Their numbers therefore come back at float32 precision.
  */
-import type { Schema } from '../schema/schema.js';
+import type { Field, Schema } from '../schema/schema.js';
 import type { Store } from '../storage/store.js';
 import { getVector } from '../vector/vecstore.js';
 
 /**
+ * A `store: false` field whose value a stored document leaves out, by its top-level key (an
+ * image used only to compute an embedding, never written; the schema allows `store: false`
+ * on such fields only, src/schema/schema.ts).
+ */
+export function isUnstored(f: Field): boolean {
+  return f.store === false && !f.pattern && !f.name.includes('.');
+}
+
+/**
  * The record to store: `doc` without its top-level vector fields (kept in the vector store)
- * and without its `store: false` fields (image fields used only to compute an embedding,
- * never written). A copy only when there are any.
+ * and without its `store: false` fields (isUnstored). A copy only when there are any.
  */
 export function stripVectors(schema: Schema, doc: Record<string, unknown>): Record<string, unknown> {
   let out = doc;
   for (const f of schema.fields) {
-    if ((f.kind !== 'vector' && f.store !== false) || f.name.includes('.') || !(f.name in doc)) continue;
+    if (!((f.kind === 'vector' && !f.name.includes('.')) || isUnstored(f)) || !(f.name in doc)) continue;
     if (out === doc) out = { ...doc };
     delete out[f.name];
   }
