@@ -228,9 +228,8 @@ export class Analytics {
     for (const { key, value } of db.getRange({ start, end: [SEARCH + 1] })) {
       const ts = key[1] as number;
       // Stop once a chunk is read and the pause after its last search too: the whole chunk is
-      // then decided. (Stopping at the pause after the first search decided only the searches
-      // of its first millisecond when a chunk spans less than the pause, so a busy log was
-      // read again for every millisecond of it.)
+      // then decided, however little time it spans. (The pause after its first search would
+      // decide only that search's millisecond when the chunk spans less than the pause.)
       if (read.length >= chunk && ts - read[chunk - 1]!.entry.ts > pause + 1) {
         horizon = ts;
         atEnd = false;

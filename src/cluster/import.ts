@@ -3,9 +3,9 @@
  *
  * Lines are read as they arrive and grouped into commands of up to
  * CLUSTER_DEFAULTS.importCommandLines lines (or `batch_size`, when larger) and about
- * importCommandBytes; each becomes one `docs.write` command (its lines as they arrived, or, for a collection with embedding
- * fields, the documents with their vectors computed here, once; a `store: false` image is
- * checked here and left out: unstored.ts). Up to
+ * importCommandBytes; each becomes one `docs.write` command (its lines as they arrived,
+ * or, for a collection with embedding fields, the documents with their vectors computed
+ * here, once; a `store: false` image is checked here and left out: unstored.ts). Up to
  * CLUSTER_IMPORT_DEPTH batches are in flight: published in input order (the embedding of a
  * batch waits for the one before it, and its publish follows at once), while JetStream and
  * the nodes work on the earlier ones. Each batch's result lines go out once this node has
