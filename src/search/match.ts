@@ -484,6 +484,9 @@ function matchTaat(
   const T = perToken.length;
   const F = weights.length;
   const { tok, fmask, wmask, cost } = poolFor(n, F, T);
+  // (with no part of a glued word among the candidates every field holds its tokens whole:
+  // the whole masks are the field masks, and nothing is kept for them)
+  const parts = perToken.some((list) => list.some((tc) => tc.part === 1));
   let lo = n;
   let hi = -1;
   // Rarest token first: a document must hold every token, so from the second token on only
@@ -509,7 +512,7 @@ function matchTaat(
           if (d > hi) hi = d;
           tok[d]! |= bit;
           fmask[d * F + f]! |= bit;
-          wmask[d * F + f]! |= wbit;
+          if (parts) wmask[d * F + f]! |= wbit;
           cost[k] = tcost;
         }
         continue;
@@ -521,7 +524,7 @@ function matchTaat(
         if ((held & need) !== need || tcost > cost[k]!) continue;
         tok[d] = held | bit;
         fmask[d * F + f]! |= bit;
-        wmask[d * F + f]! |= wbit;
+        if (parts) wmask[d * F + f]! |= wbit;
         cost[k] = tcost;
       }
     }
@@ -536,7 +539,7 @@ function matchTaat(
   // fresh cursors for pass 2 (pass 1 used up the others)
   const cursors: TokenCursor[][] = perToken.map((list) => list.map((tc) => ({ ...tc, cursor: tc.ti.cursor(tc.term) })));
   const masks = new Int32Array(F);
-  const wholeMasks = new Int32Array(F);
+  const wholeMasks = parts ? new Int32Array(F) : masks;
   for (let d = lo; d <= hi; d++) {
     const held = tok[d]!;
     if (held === 0) continue;
@@ -551,8 +554,10 @@ function matchTaat(
     for (let f = 0; f < F; f++) {
       masks[f] = fmask[d * F + f]!;
       fmask[d * F + f] = 0;
-      wholeMasks[f] = wmask[d * F + f]!;
-      wmask[d * F + f] = 0;
+      if (parts) {
+        wholeMasks[f] = wmask[d * F + f]!;
+        wmask[d * F + f] = 0;
+      }
     }
     if (held !== all) continue;
     if ((allow !== null && allow[d] === 0) || (exclude !== null && exclude[d] === 1) || (seen !== null && seen[d] === 1) || isDeleted(deleted, d)) continue;
@@ -598,6 +603,8 @@ function matchOneToken(
   const fmask = acc.tok;
   /** Per document, the fields holding the token as a word of its own (not only as a part). */
   const wmask = acc.wmask;
+  // (no part among the candidates: every field holds the token whole, nothing kept for it)
+  const parts = cursors.some((tc) => tc.part === 1);
   const cost = acc.cost;
   let postings = 0;
   for (const tc of cursors) postings += tc.ti.docFreq[tc.term]!;
@@ -625,7 +632,7 @@ function matchOneToken(
         if (tcost > cost[d]!) continue;
         if (touched !== null && fmask[d] === 0) touched[nTouched++] = d;
         fmask[d]! |= bit;
-        wmask[d]! |= wbit;
+        if (parts) wmask[d]! |= wbit;
         cost[d] = tcost;
         if (d < lo) lo = d;
         if (d > hi) hi = d;
@@ -637,7 +644,7 @@ function matchOneToken(
       if (tcost > cost[d]!) continue;
       if (touched !== null && fmask[d] === 0) touched[nTouched++] = d;
       fmask[d]! |= bit;
-      wmask[d]! |= wbit;
+      if (parts) wmask[d]! |= wbit;
       cost[d] = tcost;
       if (d < lo) lo = d;
       if (d > hi) hi = d;
@@ -672,9 +679,9 @@ function matchOneToken(
     if (mask === 0) continue;
     // read this document's accumulators and leave them clean (see pool)
     const typo = cost[d]!;
-    const wholeFields = wmask[d]!;
+    const wholeFields = parts ? wmask[d]! : mask;
     fmask[d] = 0;
-    wmask[d] = 0;
+    if (parts) wmask[d] = 0;
     cost[d] = 255;
     if ((allow !== null && allow[d] === 0) || (exclude !== null && exclude[d] === 1) || (seen !== null && seen[d] === 1) || isDeleted(deleted, d)) continue;
     let fieldsMatched = 0;
