@@ -42,6 +42,7 @@ import { HEADS_AFTER_WALKS, StringTable } from '../termdict/table.js';
 import { RADIX_ID_SPACE, radixSortIds } from '../termdict/radix.js';
 import { unionTables, type UnionTable } from '../termdict/union.js';
 import { GeoAcc, GeoColumn } from '../geo/column.js';
+import { SKIP_EVERY, positionsAt, type Skips } from './termbits.js';
 
 /**
  * The segment format: 1 kept each field in a value of its own, 2 nests them in one value,
@@ -611,9 +612,9 @@ export class TextIndex {
     return d;
   }
 
-  /** A cursor over the postings of term index `t`. */
-  cursor(t: number): PostingCursor {
-    return new PostingCursor(this.postings, this.postOffsets[t]!, this.posOffsets[t]!, this.docFreq[t]!);
+  /** A cursor over the postings of term index `t`; with the term's skips (index/termbits.ts), advance jumps. */
+  cursor(t: number, skips?: Skips): PostingCursor {
+    return new PostingCursor(this.postings, this.postOffsets[t]!, this.posOffsets[t]!, this.docFreq[t]!, skips);
   }
 }
 
@@ -649,10 +650,14 @@ export class PostingCursor {
   tf = 0;
   private left: number;
   private posRead = true;
-  constructor(buf: Uint8Array, start: number, posStart: number, df: number) {
+  private readonly df: number;
+  /** After a jump: the skip entry the positions stream is to be found at (else -1). */
+  private posEntry = -1;
+  constructor(buf: Uint8Array, start: number, posStart: number, df: number, private readonly skips?: Skips) {
     this.r = new ByteReader(buf, start);
     this.pr = new ByteReader(buf, posStart);
     this.left = df;
+    this.df = df;
   }
   /** Advances to the next document; returns its ordinal or Infinity. Hot. */
   next(): number {
@@ -671,12 +676,44 @@ export class PostingCursor {
   }
   /** Advances to the first document >= target. */
   advance(target: number): number {
+    if (this.skips !== undefined && this.doc < target) this.jump(target);
     while (this.doc < target) {
       if (this.next() === Infinity) return Infinity;
     }
     return this.doc;
   }
+  /**
+   * With skips: moves to just before the last skip entry at or below `target` when that
+   * is ahead of the postings read so far, as if every posting before it had been read.
+   */
+  private jump(target: number): void {
+    const s = this.skips!;
+    let lo = 0;
+    let hi = s.doc.length - 1;
+    if (hi < 0 || s.doc[0]! > target) return;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (s.doc[mid]! <= target) lo = mid;
+      else hi = mid - 1;
+    }
+    const index = lo * SKIP_EVERY;
+    // (postings read so far: df - left; the jump must only go forward)
+    if (index <= this.df - this.left) return;
+    this.r.pos = s.at[lo]!;
+    // (the positions' offset is found only if they are read: seekPositions)
+    this.posEntry = lo;
+    this.pending = 0;
+    this.posRead = true;
+    this.left = this.df - index;
+    this.doc = s.prev[lo]!;
+    this.tf = 0;
+  }
+
   private seekPositions() {
+    if (this.posEntry >= 0) {
+      this.pr.pos = positionsAt(this.skips!, this.posEntry);
+      this.posEntry = -1;
+    }
     if (this.pending > 0) {
       this.pr.skip(this.pending);
       this.pending = 0;
