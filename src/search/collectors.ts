@@ -19,6 +19,7 @@ import { joinSortValue } from '../join/join.js';
 import { getVector } from '../vector/vecstore.js';
 import { distance as vecDistance, norm } from '../vector/vsearch.js';
 import { type Sorter, TopK, type Hit } from './topk.js';
+import { textMatchOf } from './score.js';
 import { FacetCounter, type FacetResult, type ParentOf } from './facets.js';
 
 /** What the vector side knows of a hit beyond its text_match score. */
@@ -48,6 +49,8 @@ export class TopHits implements Collector<Hit[]> {
   private readonly scratch: (number | string)[];
   /** Ranked by text_match first: a document scoring below the k-th needs no sort keys. */
   private readonly byScore: boolean;
+  /** The clauses are text_match, the rarity tie-break, then newest first (mayEnter). */
+  private readonly tieThenSeq: boolean;
 
   constructor(
     private readonly segs: LiveSegment[],
@@ -60,6 +63,8 @@ export class TopHits implements Collector<Hit[]> {
     this.scratch = new Array(sorter.clauses.length);
     const first = sorter.clauses[0]!;
     this.byScore = first.kind === 'text_match' && first.dir === -1;
+    const cl = sorter.clauses;
+    this.tieThenSeq = this.byScore && cl.length === 3 && cl[1]!.kind === 'rarity' && cl[1]!.dir === -1 && cl[2]!.kind === 'seq' && cl[2]!.dir === -1;
   }
 
   /**
@@ -73,6 +78,25 @@ export class TopHits implements Collector<Hit[]> {
 
   get size(): number {
     return this.top.size;
+  }
+
+  /**
+   * Could a document scoring at most `score` (text_match and tie-break bits), with seq at
+   * most `seq`, still enter the page? Only when hits are ranked by text_match: then by the
+   * rarity tie-break and newest first when those are the only clauses after it, by
+   * text_match alone when a sort field comes between (its value is not known here).
+   */
+  mayEnter(score: number, seq: number): boolean {
+    const worst = this.top.worst;
+    if (!this.byScore || worst === undefined) return true;
+    const tm = textMatchOf(score);
+    const wt = worst.keys[0] as number;
+    if (tm !== wt) return tm > wt;
+    if (!this.tieThenSeq) return true;
+    const tie = score - tm;
+    const wtie = worst.keys[1] as number;
+    if (tie !== wtie) return tie > wtie;
+    return seq > worst.seq;
   }
 
   collect(segIndex: number, ord: number, score: number, extra: Extra): void {
@@ -186,6 +210,27 @@ export class Matches {
     readonly facets: Facets,
   ) {
     this.counting = facets.empty ? null : facets;
+    this.bits = hits instanceof TopHits && hits.threshold ? this.bitChannel(hits) : undefined;
+  }
+
+  private bitChannel(hits: TopHits): BitChannel {
+    return {
+      count: (segIndex, bits, n) => {
+        this.found += n;
+        const counting = this.counting;
+        if (counting === null) return;
+        for (let w = 0; w < bits.length; w++) {
+          let word = bits[w]!;
+          while (word !== 0) {
+            const low = word & -word;
+            counting.collect(segIndex, (w << 5) | (31 - Math.clz32(low)));
+            word ^= low;
+          }
+        }
+      },
+      rank: (segIndex, ord, score) => hits.collect(segIndex, ord, score, NO_EXTRA),
+      mayEnter: (score, seq) => hits.mayEnter(score, seq),
+    };
   }
 
   readonly collect = (segIndex: number, ord: number, score: number, extra: Extra = NO_EXTRA): void => {
@@ -193,6 +238,20 @@ export class Matches {
     if (this.counting !== null) this.counting.collect(segIndex, ord);
     this.hits.collect(segIndex, ord, score, extra);
   };
+
+  /**
+   * The same, for bit matching (bitmatch.ts): the matches counted from a bitmap at once,
+   * and only the documents that may reach the page offered to the hits. Only when hits
+   * are ranked by text_match (TopHits.mayEnter); undefined otherwise.
+   */
+  readonly bits: BitChannel | undefined;
+}
+
+/** What bit matching (search/bitmatch.ts) reports to, per segment. */
+export interface BitChannel {
+  count(segIndex: number, bits: Uint32Array, n: number): void;
+  rank(segIndex: number, ord: number, score: number): void;
+  mayEnter(score: number, seq: number): boolean;
 }
 
 /** Values of computed sort clauses: `_vector_query(...)` distances (re-ranking) and `$coll(field)` joined values. */

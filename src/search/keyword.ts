@@ -21,7 +21,10 @@ import { isDeleted, type LiveSegment } from '../index/manifest.js';
 import { markPhrase } from '../query/filter-eval.js';
 import { queryWordsFor, type SearchPlan } from '../query/plan.js';
 import { CandidateRounds, sameCandidates, type CandidateTable } from './candidates.js';
-import { CorpusStats, matchSegment } from './match.js';
+import { CorpusStats, matchSegment, type BitInput } from './match.js';
+import type { BitChannel } from './collectors.js';
+import type { BitFilters } from './bitmatch.js';
+import { wordsFor } from '../index/termbits.js';
 import { respaced } from './score.js';
 
 /** Per segment: filter_by's allowed documents and the documents an excluded word removes (null: none). */
@@ -37,6 +40,67 @@ export interface RoundSink {
   found(): number;
   /** The score a document must reach to matter (TopHits.threshold), when there is one. */
   threshold?: () => number;
+  /** Bit matching's channel (collectors.ts Matches.bits), when hits are ranked by text_match. */
+  bits?: BitChannel;
+}
+
+/**
+ * Per segment, the documents matched in earlier rounds (`seen`), which a later round
+ * leaves out: bytes for the strategies that score every match, bitmaps of what bit
+ * matching found (turned into bytes only when a later round reads them), and the
+ * filters as bitmaps, converted once per search.
+ */
+class Seen {
+  readonly bytes: Uint8Array[];
+  private readonly pending: Uint32Array[][];
+  private readonly any: boolean[];
+  private readonly filterBits: (BitFilters | undefined)[];
+  constructor(
+    private readonly segs: LiveSegment[],
+    private readonly masks: SegmentMasks,
+  ) {
+    this.bytes = segs.map((s) => new Uint8Array(s.reader.n));
+    this.pending = segs.map(() => []);
+    this.any = segs.map(() => false);
+    this.filterBits = segs.map(() => undefined);
+  }
+  /** The bytes of segment s, with what bit matching found marked in them. */
+  bytesOf(s: number): Uint8Array {
+    const out = this.bytes[s]!;
+    for (const bits of this.pending[s]!) {
+      for (let w = 0; w < bits.length; w++) {
+        let word = bits[w]!;
+        while (word !== 0) {
+          const low = word & -word;
+          out[(w << 5) | (31 - Math.clz32(low))] = 1;
+          word ^= low;
+        }
+      }
+    }
+    this.pending[s]!.length = 0;
+    return out;
+  }
+  mark(s: number): void {
+    this.any[s] = true;
+  }
+  add(s: number, bits: Uint32Array): void {
+    this.pending[s]!.push(bits);
+    this.any[s] = true;
+  }
+  /** The filters and what earlier rounds matched, as bitmaps, for segment s. */
+  filters(s: number): BitFilters {
+    let f = this.filterBits[s];
+    if (!f) f = this.filterBits[s] = { allow: toBits(this.masks.allow[s]!, 1), exclude: toBits(this.masks.exclude[s]!, 1), seen: null };
+    return { ...f, seen: this.any[s] ? toBits(this.bytesOf(s), 1) : null };
+  }
+}
+
+/** The documents whose byte is `value`, as a bitmap; null for no bytes. */
+function toBits(bytes: Uint8Array | null, value: number): Uint32Array | null {
+  if (bytes === null) return null;
+  const out = new Uint32Array(wordsFor(bytes.length));
+  for (let d = 0; d < bytes.length; d++) if (bytes[d] === value) out[d >>> 5]! |= 1 << (d & 31);
+  return out;
 }
 
 /**
@@ -46,7 +110,7 @@ export interface RoundSink {
 export function runRounds(plan: SearchPlan, segs: LiveSegment[], masks: SegmentMasks, sink: RoundSink, shouldStop: () => boolean): CandidateTable {
   const { params, words } = plan;
   const T = words.tokens.length;
-  const seen = segs.map((s) => new Uint8Array(s.reader.n));
+  const seen = new Seen(segs, masks);
   const all = words.tokens.map((_, t) => t);
   const rounds = new CandidateRounds(plan, segs);
   // (one set of statistics for the whole search: the rarity tie-break does not depend on segments)
@@ -120,13 +184,15 @@ function typoRounds(
   drop: number,
   segs: LiveSegment[],
   masks: SegmentMasks,
-  seen: Uint8Array[],
+  seen: Seen,
   sink: RoundSink,
   shouldStop: () => boolean,
   stats: CorpusStats,
-  rescore: (score: number) => number = (score) => score,
+  rescore?: (score: number) => number,
 ): { first: CandidateTable | undefined; stopped: boolean } {
   const { params, words, fields } = plan;
+  const rescored = rescore !== undefined;
+  const rescoreOf = rescore ?? ((score: number) => score);
   const levels: Array<[number, 'missing' | 'all']> = [[0, 'all']];
   for (let l = 1; l <= words.maxTypos; l++) levels.push([l, 'missing']);
   for (let l = 1; l <= words.maxTypos; l++) levels.push([l, 'all']);
@@ -139,14 +205,25 @@ function typoRounds(
     previous = candidates;
     if (!first) first = candidates;
     for (let s = 0; s < segs.length; s++) {
-      const segSeen = seen[s]!;
+      const segSeen = seen.bytesOf(s);
+      const channel = sink.bits;
+      // (bit matching ranks by the raw score: not for the joined or split words, whose scores are rescored)
+      const bits: BitInput | undefined =
+        channel && !rescored
+          ? {
+              filters: () => seen.filters(s),
+              sink: { count: (b, n) => channel.count(s, b, n), rank: (ord, score) => channel.rank(s, ord, score), mayEnter: channel.mayEnter },
+              matched: (b) => seen.add(s, b),
+            }
+          : undefined;
       const ok = matchSegment(
         segs[s]!,
-        { fields, tokens: active, totalTokens: words.tokens.length, candidates, phrases: words.phrases, prioritizeExact: params.prioritize_exact_match, dropped: drop, stats, maxWeight: params.text_match_type === 'max_weight', tokenPosition: params.prioritize_token_position },
+        { fields, tokens: active, totalTokens: words.tokens.length, candidates, phrases: words.phrases, prioritizeExact: params.prioritize_exact_match, dropped: drop, stats, maxWeight: params.text_match_type === 'max_weight', tokenPosition: params.prioritize_token_position, bits },
         { allow: masks.allow[s]!, exclude: masks.exclude[s]!, seen: segSeen },
         (ord, score) => {
           segSeen[ord] = 1;
-          sink.collect(s, ord, rescore(score));
+          seen.mark(s);
+          sink.collect(s, ord, rescoreOf(score));
         },
         shouldStop,
         sink.threshold,

@@ -29,9 +29,11 @@ import { isDeleted } from '../index/manifest.js';
 import { ELEMENT_SHIFT, partsColumnId, type PostingCursor, type TextIndex } from '../index/segment.js';
 import type { FieldSpec } from '../query/plan.js';
 import type { CandidateTable } from './candidates.js';
+import { termSkips } from '../index/termbits.js';
+import { BIT_MIN_SHARE, matchBits, type BitFilters, type BitSink } from './bitmatch.js';
 import { TIE_MAX, baseScore, bm25, coverage, fieldKey, fieldPart, popcount, rarityTie, upperScore } from './score.js';
 
-interface TokenCursor {
+export interface TokenCursor {
   cursor: PostingCursor;
   field: number; // index into FieldSpec[]
   cost: number;
@@ -68,7 +70,21 @@ export interface MatchInput {
    * compares them right after text_match (search.ts sortClauses).
    */
   tokenPosition?: boolean;
+  /** Bit matching (bitmatch.ts), offered when the hits are ranked by text_match: used when every token is common here. */
+  bits?: BitInput;
 }
+
+/** What bit matching needs of its caller, per segment. */
+export interface BitInput {
+  /** The filters and the documents earlier rounds matched, as bitmaps. */
+  filters(): BitFilters;
+  sink: BitSink;
+  /** The documents it matched (for the `seen` of later rounds). */
+  matched(bits: Uint32Array): void;
+}
+
+/** Bit matching on or off (tests and benchmarks compare the two; on by default), and how many segments it has matched. */
+export const bitMatching = { enabled: true, used: 0 };
 
 /**
  * Document frequencies and field lengths over every segment of a search, so that the rarity
@@ -129,7 +145,7 @@ export interface SegmentFilters {
  * part sits at its word's position): the order is the positions', and windowSpan lets
  * parts of one word stand for several query words (`unit aware` on `unit-aware`).
  */
-class DocPositions {
+export class DocPositions {
   readonly buf: Int32Array[];
   readonly len: Int32Array;
   private filled: number[] = [];
@@ -232,7 +248,7 @@ export function matchSegment(
         const idx = ti.terms.find(c.term);
         if (idx < 0) continue;
         const df = stats ? stats.df(c.part ? partsColumnId(fields[f]!.field.id) : fields[f]!.field.id, c.term) : ti.docFreq[idx]!;
-        list.push({ cursor: ti.cursor(idx), field: f, cost: c.cost, ti, term: idx, part: c.part ? 1 : 0, df });
+        list.push({ cursor: ti.cursor(idx, termSkips(ti, idx)), field: f, cost: c.cost, ti, term: idx, part: c.part ? 1 : 0, df });
       }
     }
     if (list.length === 0) return true; // a token with no postings here: nothing matches
@@ -242,6 +258,17 @@ export function matchSegment(
   }
   // (word positions are read document by document)
   const strategy = input.tokenPosition ? 'daat' : (input.strategy ?? 'auto');
+  // every token common here: matched and counted on bitmaps, only the page's contenders scored
+  if (input.bits && bitMatching.enabled && strategy === 'auto' && input.phrases.length === 0 && !input.maxWeight) {
+    const rarest = Math.min(...perToken.map((list) => list.reduce((sum, tc) => sum + tc.ti.docFreq[tc.term]!, 0)));
+    if (rarest * BIT_MIN_SHARE >= seg.reader.n) {
+      const matched = matchBits(seg, input, perToken, texts, arrayField, weights, { avgLen, n: N }, input.bits.filters(), input.bits.sink, shouldStop);
+      bitMatching.used++;
+      if (matched === false) return false;
+      input.bits.matched(matched);
+      return true;
+    }
+  }
   if (T === 1 && input.phrases.length === 0 && (strategy === 'auto' || strategy === 'one-token')) return matchOneToken(seg, input, filters, perToken[0]!, texts, arrayField, weights, onMatch);
   // Term-at-a-time pays off when every token is common (the intersection is large); with a
   // rare token, the leapfrog below skips most of the common tokens' documents.
@@ -356,7 +383,7 @@ function earliness(pos: DocPositions, masks: Int32Array, T: number, weights: rea
  * rarity over its field's length. Read only for documents that may
  * reach the page (after the upperScore test), from cursors already on them.
  */
-function rarity(perToken: TokenCursor[][], tokMin: Int32Array, texts: (TextIndex | null)[], avgLen: number[], d: number, n: number): number {
+export function rarity(perToken: TokenCursor[][], tokMin: Int32Array, texts: (TextIndex | null)[], avgLen: number[], d: number, n: number): number {
   let sum = 0;
   for (let t = 0; t < perToken.length; t++) {
     let best = 0;
@@ -377,7 +404,7 @@ function rarity(perToken: TokenCursor[][], tokMin: Int32Array, texts: (TextIndex
  * the query; the best by fieldKey. Shared by the document-at-a-time and term-at-a-time
  * strategies.
  */
-function bestField(
+export function bestField(
   pos: DocPositions,
   masks: Int32Array,
   /** Per field, the tokens it holds as words of their own (not only as parts of glued words). */
@@ -537,7 +564,7 @@ function matchTaat(
   const pos = new DocPositions(T * F);
   const tokMin = new Int32Array(T);
   // fresh cursors for pass 2 (pass 1 used up the others)
-  const cursors: TokenCursor[][] = perToken.map((list) => list.map((tc) => ({ ...tc, cursor: tc.ti.cursor(tc.term) })));
+  const cursors: TokenCursor[][] = perToken.map((list) => list.map((tc) => ({ ...tc, cursor: tc.ti.cursor(tc.term, termSkips(tc.ti, tc.term)) })));
   const masks = new Int32Array(F);
   const wholeMasks = parts ? new Int32Array(F) : masks;
   for (let d = lo; d <= hi; d++) {

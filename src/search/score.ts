@@ -56,9 +56,13 @@ export function respaced(score: number, tokens: number, extraCost: number): numb
   return score + (Math.min(63, tokens) - matched) * TOK_SHIFT - Math.min(typoBits, extraCost) * TYPO_SHIFT;
 }
 
-/** The best a document with this base can score: its tokens adjacent, and an exact match of whole words in a field of this weight. */
-export function upperScore(base: number, weight: number): number {
-  return base + 255 * PROX_SHIFT + Math.min(255, weight) * WEIGHT_SHIFT + EXACT_SHIFT + WHOLE_SHIFT + TIE_MAX;
+/**
+ * The best a document with this base can score: its tokens adjacent, whole words in a field
+ * of this weight, an exact match of it unless `exact` is 0 (known impossible), the largest
+ * tie-break.
+ */
+export function upperScore(base: number, weight: number, exact = 1): number {
+  return base + 255 * PROX_SHIFT + Math.min(255, weight) * WEIGHT_SHIFT + exact * EXACT_SHIFT + WHOLE_SHIFT + TIE_MAX;
 }
 
 /** The rarity tie-break takes the bits below this unit. */
@@ -69,7 +73,8 @@ export const TIE_MAX = TIE_UNIT - 1;
 
 /** text_match: the score without its tie-break bits. */
 export function textMatchOf(score: number): number {
-  return score - (score % TIE_UNIT);
+  // (a floored division by a power of two is exact, and much cheaper than % on a double)
+  return Math.floor(score / TIE_UNIT) * TIE_UNIT;
 }
 
 /** BM25's term-frequency saturation and length normalisation (the usual values). */
@@ -82,9 +87,22 @@ const BM25_B = 0.75;
  * (Robertson and Zaragoza, "The Probabilistic Relevance Framework: BM25 and Beyond", 2009.)
  */
 export function bm25(df: number, n: number, tf: number, len: number, avgLen: number): number {
-  const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  return bm25Idf(idfOf(df, n), tf, len, avgLen);
+}
+
+/** BM25's inverse document frequency of a term held by `df` documents of `n`. */
+export function idfOf(df: number, n: number): number {
+  return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+}
+
+/** bm25 with the term's idfOf already computed (the same number, to the last bit). */
+export function bm25Idf(idf: number, tf: number, len: number, avgLen: number): number {
   return (idf * tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * len) / Math.max(1, avgLen)));
 }
+
+/** rarityTie's divisor for the last `n` it was asked for (one log per search, not per document). */
+let tieN = -1;
+let tieMost = 0;
 
 /**
  * The tie-break bits of a score: the BM25 sum of a document's `tokens` query words (each its
@@ -93,8 +111,23 @@ export function bm25(df: number, n: number, tf: number, len: number, avgLen: num
  * the same words in shorter fields, first; equals then fall to the sort's next clause.
  */
 export function rarityTie(sum: number, tokens: number, n: number): number {
-  const most = Math.log(1 + (n + 0.5) / 0.5) * (BM25_K1 + 1);
+  if (n !== tieN) {
+    tieN = n;
+    tieMost = Math.log(1 + (n + 0.5) / 0.5) * (BM25_K1 + 1);
+  }
+  const most = tieMost;
   return Math.max(0, Math.min(TIE_MAX, Math.round((sum / (tokens * most)) * TIE_MAX)));
+}
+
+/**
+ * The smallest BM25 sum whose rarityTie (same `tokens`, `n`) may reach `tie`, a little
+ * below it: a sum under it has a tie-break below `tie` (for bounds: never above the exact
+ * threshold, whatever the rounding).
+ */
+export function tieSumFor(tie: number, tokens: number, n: number): number {
+  if (tie <= 0) return -Infinity;
+  rarityTie(0, tokens, n); // (sets tieMost for n)
+  return ((tie - 0.5) / TIE_MAX) * tokens * tieMost * (1 - 1e-9) - 1e-12;
 }
 
 /**

@@ -106,7 +106,7 @@ export function search(plan: SearchPlan, queryVector?: Float32Array, ranked?: (r
     scanAll(segs, masks, matches.collect, shouldStop);
   } else if (mode === 'keyword') {
     const found = () => matches.found;
-    const sink = { collect: matches.collect, found, ...(hits instanceof TopHits && hits.threshold ? { threshold: hits.threshold } : {}) };
+    const sink = { collect: matches.collect, found, ...(hits instanceof TopHits && hits.threshold ? { threshold: hits.threshold } : {}), ...(matches.bits ? { bits: matches.bits } : {}) };
     candidates = plan.variants ? runWithSynonyms(plan, segs, masks, sink, shouldStop) : runRounds(plan, segs, masks, sink, shouldStop);
   } else {
     const vhits = nearest(store, plan, vrun!, allowedSeqs(plan, snap, masks));

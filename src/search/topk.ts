@@ -131,6 +131,11 @@ export class TopK {
     return this.heap.length;
   }
 
+  /** The worst kept hit once k are kept (else undefined). */
+  get worst(): Hit | undefined {
+    return this.heap.length < this.k || this.k === 0 ? undefined : this.heap[0];
+  }
+
   /** The first sort key of the worst kept hit once k are kept (else -Infinity). */
   get worstFirstKey(): number {
     if (this.heap.length < this.k || this.k === 0) return -Infinity;
