@@ -653,7 +653,13 @@ export class PostingCursor {
   private readonly df: number;
   /** After a jump: the skip entry the positions stream is to be found at (else -1). */
   private posEntry = -1;
-  constructor(buf: Uint8Array, start: number, posStart: number, df: number, private readonly skips?: Skips) {
+  constructor(
+    buf: Uint8Array,
+    private readonly start: number,
+    private readonly posStart: number,
+    df: number,
+    private readonly skips?: Skips,
+  ) {
     this.r = new ByteReader(buf, start);
     this.pr = new ByteReader(buf, posStart);
     this.left = df;
@@ -682,6 +688,26 @@ export class PostingCursor {
     }
     return this.doc;
   }
+  /**
+   * Moves to the first document >= target, backwards as well as forwards: by the skips,
+   * from the last entry at or below it (documents visited out of order, search/bitmatch.ts).
+   * Without skips only forwards.
+   */
+  seek(target: number): number {
+    if (target <= this.doc && this.skips !== undefined) {
+      // back to the start, then forward by the skips
+      this.r.pos = this.start;
+      this.pr.pos = this.posStart;
+      this.posEntry = -1;
+      this.pending = 0;
+      this.posRead = true;
+      this.left = this.df;
+      this.doc = -1;
+      this.tf = 0;
+    }
+    return this.advance(target);
+  }
+
   /**
    * With skips: moves to just before the last skip entry at or below `target` when that
    * is ahead of the postings read so far, as if every posting before it had been read.

@@ -70,7 +70,22 @@ export function positionsAt(s: Skips, j: number): number {
   return s.pos[j]!;
 }
 
+/**
+ * A term's documents grouped by what its BM25 weight depends on in each: how often it
+ * holds the term (tf, up to IMPACT_TF) and how long the field is (up to IMPACT_LEN), for
+ * visiting documents by their weight, heaviest first (search/bitmatch.ts). Class c is
+ * tf = c >> 8 (IMPACT_TF: that many or more), length = c & 255 (255: that long or longer);
+ * its documents are ords[starts[c] .. starts[c + 1]), ascending.
+ */
+export interface Impacts {
+  starts: Int32Array;
+  ords: Int32Array;
+}
+export const IMPACT_TF = 15;
+export const IMPACT_LEN = 255;
+
 interface Entry {
+  impacts?: Impacts;
   bits: Uint32Array;
   /** The documents holding the term more than once. */
   multi: Uint32Array;
@@ -195,18 +210,16 @@ export function termBitsAndTf(ti: TextIndex, t: number): { bits: Uint32Array; mu
 }
 
 /**
- * Sets the bits of the term's documents in `out`, and in `multi` those holding it more
+ * Sets the bits of the term's documents in `out`, and in `multi` (when given) those holding it more
  * than once (a common term's bitmaps are OR-ed in; a rare term's postings are read).
  * Returns the most times one document holds it.
  */
-export function orTermInto(ti: TextIndex, t: number, out: Uint32Array, multi: Uint32Array): number {
+export function orTermInto(ti: TextIndex, t: number, out: Uint32Array, multi: Uint32Array | null): number {
   const e = entry(ti, t);
   if (e) {
     const { bits, multi: m } = e;
-    for (let w = 0; w < bits.length; w++) {
-      out[w]! |= bits[w]!;
-      multi[w]! |= m[w]!;
-    }
+    for (let w = 0; w < bits.length; w++) out[w]! |= bits[w]!;
+    if (multi !== null) for (let w = 0; w < bits.length; w++) multi[w]! |= m[w]!;
     return e.maxTf;
   }
   const df = ti.docFreq[t]!;
@@ -232,10 +245,69 @@ export function orTermInto(ti: TextIndex, t: number, out: Uint32Array, multi: Ui
     } while (byte >= 0x80);
     d += delta;
     out[d >>> 5]! |= 1 << (d & 31);
-    if (tf > 1) multi[d >>> 5]! |= 1 << (d & 31);
+    if (tf > 1 && multi !== null) multi[d >>> 5]! |= 1 << (d & 31);
     if (tf > maxTf) maxTf = tf;
   }
   return maxTf;
+}
+
+/** The term's impact classes (Impacts) when it is common: built on first use, kept with its bitmaps. */
+export function termImpacts(ti: TextIndex, t: number): Impacts | undefined {
+  const e = entry(ti, t);
+  if (!e) return undefined;
+  if (!e.impacts) {
+    e.impacts = buildImpacts(ti, t);
+    const bytes = e.impacts.ords.byteLength + e.impacts.starts.byteLength;
+    e.bytes += bytes;
+    kept += bytes;
+  }
+  return e.impacts;
+}
+
+function buildImpacts(ti: TextIndex, t: number): Impacts {
+  const df = ti.docFreq[t]!;
+  const classes = (IMPACT_TF + 1) * 256;
+  const cls = new Uint16Array(df);
+  const starts = new Int32Array(classes + 1);
+  const ords = new Int32Array(df);
+  const { offsets, values } = ti.lengths;
+  const buf = ti.postings;
+  let p = ti.postOffsets[t]!;
+  let d = 0;
+  for (let i = 0; i < df; i++) {
+    let byte = buf[p++]!;
+    let delta = byte & 0x7f;
+    if (byte >= 0x80) {
+      let scale = 128;
+      do {
+        byte = buf[p++]!;
+        delta += (byte & 0x7f) * scale;
+        scale *= 128;
+      } while (byte >= 0x80);
+    }
+    byte = buf[p++]!;
+    let tf = byte & 0x7f;
+    if (byte >= 0x80) {
+      let scale = 128;
+      do {
+        byte = buf[p++]!;
+        tf += (byte & 0x7f) * scale;
+        scale *= 128;
+      } while (byte >= 0x80);
+    }
+    d += delta;
+    const a = offsets[d]!;
+    const len = offsets[d + 1]! - a === 1 ? values[a]! : ti.docLength(d);
+    const c = (Math.min(tf, IMPACT_TF) << 8) | Math.min(len, IMPACT_LEN);
+    cls[i] = c;
+    ords[i] = d;
+    starts[c + 1]!++;
+  }
+  for (let c = 0; c < classes; c++) starts[c + 1]! += starts[c]!;
+  const fill = starts.slice(0, classes);
+  const sorted = new Int32Array(df);
+  for (let i = 0; i < df; i++) sorted[fill[cls[i]!]!++] = ords[i]!;
+  return { starts, ords: sorted };
 }
 
 /** Bits set in a bitmap. */

@@ -29,9 +29,9 @@
  */
 import type { LiveSegment } from '../index/manifest.js';
 import { type TextIndex } from '../index/segment.js';
-import { countBits, orTermInto, termBitsAndTf, termSkips, wordsFor } from '../index/termbits.js';
+import { IMPACT_TF, countBits, orTermInto, termBitsAndTf, termImpacts, termSkips, wordsFor, type Impacts } from '../index/termbits.js';
 import { DocPositions, bestField, rarity, type MatchInput, type TokenCursor } from './match.js';
-import { TIE_MAX, baseScore, bm25, bm25Idf, coverage, fieldKey, fieldPart, idfOf, rarityTie, tieSumFor, upperScore } from './score.js';
+import { TIE_MAX, baseScore, bm25, bm25Idf, coverage, fieldKey, fieldPart, idfOf, popcount, rarityTie, textMatchOf, tieSumFor, upperScore } from './score.js';
 
 /** Where bit matching puts what it finds. */
 export interface BitSink {
@@ -41,6 +41,14 @@ export interface BitSink {
   rank(ord: number, score: number): void;
   /** Could a document scoring at most `score` (tie-break bits included), with seq `seq`, still enter the page? */
   mayEnter(score: number, seq: number): boolean;
+  /** What a document must reach to enter, once the page is full (null: anything may enter). */
+  entryBar(): EntryBar | null;
+}
+
+/** The page's worst hit: its text_match, and its tie-break when that decides among equals (else -1). */
+export interface EntryBar {
+  tm: number;
+  tie: number;
 }
 
 /** The filters as bitmaps (null: none). */
@@ -81,50 +89,69 @@ export function matchBits(
   const G: (Group | null)[][][] = [];
   const FB: (Uint32Array | null)[][][] = [];
   const WB: (Uint32Array | null)[][][] = [];
-  const L: Uint32Array[][] = [];
-  const A: Uint32Array[] = [];
   for (let t = 0; t < T; t++) {
     const list = perToken[t]!;
     const levels = [...new Set(list.map((tc) => tc.cost))].sort((a, b) => a - b);
     costs.push(levels);
-    G.push(levels.map((c) => weights.map((_, f) => groupOf(list.filter((tc) => tc.cost === c && tc.field === f), W, texts[f]!))));
+    G.push(levels.map((c) => weights.map((_, f) => groupOf(list.filter((tc) => tc.cost === c && tc.field === f), W, texts[f]!, T > 1))));
     FB.push(G[t]!.map((perField) => perField.map((g) => g?.bits ?? null)));
-    WB.push(parts ? levels.map((c) => weights.map((_, f) => groupOf(list.filter((tc) => tc.cost === c && tc.field === f && tc.part === 0), W, texts[f]!)?.bits ?? null)) : FB[t]!);
-    L.push(FB[t]!.map((perField) => orAll(perField, W)));
-    A.push(orAll(L[t]!, W));
+    WB.push(parts ? levels.map((c) => weights.map((_, f) => groupOf(list.filter((tc) => tc.cost === c && tc.field === f && tc.part === 0), W, texts[f]!, false)?.bits ?? null)) : FB[t]!);
   }
-  // the matches
+  // the matches, and those with every token at its cheapest level, in one pass over the words
+  const full = T === input.totalTokens;
+  const exactArrays = input.prioritizeExact && arrayField.some(Boolean);
+  const oneToken = T === 1 && !exactArrays;
+  const anyLevel = FB.map((levels) => levels.flat().filter((b): b is Uint32Array => b !== null));
+  const cheapLevel = FB.map((levels) => levels[0]!.filter((b): b is Uint32Array => b !== null));
   const M = new Uint32Array(W);
-  M.set(A[0]!);
-  for (let t = 1; t < T; t++) and(M, A[t]!);
-  if (filters.allow) and(M, filters.allow);
-  if (filters.exclude) andNot(M, filters.exclude);
-  if (filters.seen) andNot(M, filters.seen);
+  const Z = oneToken ? null : new Uint32Array(W);
+  const { allow, exclude, seen } = filters;
   const deleted = seg.deleted;
-  if (deleted !== null) for (let w = 0; w < W; w++) M[w]! &= ~(deleted[4 * w]! | (deleted[4 * w + 1]! << 8) | (deleted[4 * w + 2]! << 16) | (deleted[4 * w + 3]! << 24));
-  const found = countBits(M);
+  let found = 0;
+  for (let w = 0; w < W; w++) {
+    let m = -1;
+    for (let t = 0; t < T && m !== 0; t++) {
+      const list = anyLevel[t]!;
+      let u = 0;
+      for (let i = 0; i < list.length; i++) u |= list[i]![w]!;
+      m &= u;
+    }
+    if (m === 0) continue;
+    if (allow !== null) m &= allow[w]!;
+    if (exclude !== null) m &= ~exclude[w]!;
+    if (seen !== null) m &= ~seen[w]!;
+    if (deleted !== null) m &= ~((deleted[4 * w] ?? 0) | ((deleted[4 * w + 1] ?? 0) << 8) | ((deleted[4 * w + 2] ?? 0) << 16) | ((deleted[4 * w + 3] ?? 0) << 24));
+    if (m === 0) continue;
+    M[w] = m;
+    found += popcount(m);
+    if (Z === null) continue;
+    let z = m;
+    for (let t = 0; t < T && z !== 0; t++) {
+      const list = cheapLevel[t]!;
+      let u = 0;
+      for (let i = 0; i < list.length; i++) u |= list[i]![w]!;
+      z &= u;
+    }
+    Z[w] = z;
+  }
   if (found === 0) return M;
   sink.count(M, found);
   // (found and facets are complete; the page is what a spent budget cuts short)
   if (shouldStop()) return false;
 
-  const full = T === input.totalTokens;
-  const exactArrays = input.prioritizeExact && arrayField.some(Boolean);
-  if (T === 1 && !exactArrays) return newestFirst(seg, input, M, costs[0]!, FB[0]!, WB[0]!, L[0]!, texts, weights, full, sink, shouldStop) ? M : false;
+  if (oneToken) return newestFirst(seg, input, M, costs[0]!, FB[0]!, WB[0]!, texts, weights, full, sink, shouldStop) ? M : false;
 
   // several tokens (or an array field to check for exactness): every token at its cheapest level first
-  const Z = new Uint32Array(M);
-  for (let t = 0; t < T; t++) and(Z, L[t]![0]!);
   const cheapest = costs.reduce((sum, levels) => sum + levels[0]!, 0);
-  const walk = new Walk(seg, input, perToken, texts, arrayField, weights, tieStats, costs, G, FB, WB, L, full, sink, shouldStop);
-  if (!walk.run(Z, true)) return false;
+  const walk = new Walk(seg, input, perToken, texts, arrayField, weights, tieStats, costs, G, FB, WB, full, sink, shouldStop);
+  if (!walk.run(Z!, true)) return false;
   if (costs.every((levels) => levels.length === 1)) return M;
   // the rest costs at least one level step more: it matters only while that can still enter
   const step = Math.min(...costs.filter((levels) => levels.length > 1).map((levels) => levels[1]! - levels[0]!));
   const maxWeight = Math.max(...weights);
   if (!sink.mayEnter(upperScore(baseScore(T, cheapest + step, F), maxWeight), Number.MAX_SAFE_INTEGER)) return M;
   const rest = new Uint32Array(M);
-  andNot(rest, Z);
+  andNot(rest, Z!);
   return walk.run(rest, false) ? M : false;
 }
 
@@ -135,7 +162,8 @@ export function matchBits(
  */
 interface Group {
   bits: Uint32Array;
-  multi: Uint32Array;
+  /** null when not asked for (one token: no tie-break). */
+  multi: Uint32Array | null;
   maxTf: number;
   minDf: number;
   /** idfOf(minDf), once computed (else -1). */
@@ -148,7 +176,7 @@ interface Group {
 }
 
 /** The group of some candidates (a common term's own bitmaps when it is the only one); null when there is none. */
-function groupOf(list: TokenCursor[], W: number, text: TextIndex | null): Group | null {
+function groupOf(list: TokenCursor[], W: number, text: TextIndex | null, withTf: boolean): Group | null {
   if (list.length === 0) return null;
   const first = list[0]!;
   const lengths = text ?? first.ti;
@@ -157,7 +185,8 @@ function groupOf(list: TokenCursor[], W: number, text: TextIndex | null): Group 
     if (own) return { bits: own.bits, multi: own.multi, maxTf: own.maxTf, minDf: first.df, idf: -1, once: null, most: null, lengths };
   }
   const bits = new Uint32Array(W);
-  const multi = new Uint32Array(W);
+  // (who holds a term more than once matters only to the tie-break of several tokens)
+  const multi = withTf ? new Uint32Array(W) : null;
   let maxTf = 0;
   let minDf = Infinity;
   for (const tc of list) {
@@ -167,20 +196,17 @@ function groupOf(list: TokenCursor[], W: number, text: TextIndex | null): Group 
   return { bits, multi, maxTf, minDf, idf: -1, once: null, most: null, lengths };
 }
 
-function orAll(list: (Uint32Array | null)[], W: number): Uint32Array {
-  const present = list.filter((b): b is Uint32Array => b !== null);
-  if (present.length === 1) return present[0]!;
-  const out = new Uint32Array(W);
-  for (const b of present) for (let w = 0; w < W; w++) out[w]! |= b[w]!;
-  return out;
-}
-
-function and(into: Uint32Array, b: Uint32Array): void {
-  for (let w = 0; w < into.length; w++) into[w]! &= b[w]!;
-}
-
 function andNot(into: Uint32Array, b: Uint32Array): void {
   for (let w = 0; w < into.length; w++) into[w]! &= ~b[w]!;
+}
+
+/** The first cost level of a token whose candidates (in some field) hold document d. */
+function levelOf(levels: (Uint32Array | null)[][], d: number): number {
+  for (let li = 0; li < levels.length - 1; li++) {
+    const perField = levels[li]!;
+    for (let f = 0; f < perField.length; f++) if (has(perField[f]!, d)) return li;
+  }
+  return levels.length - 1;
 }
 
 function has(b: Uint32Array | null, d: number): boolean {
@@ -192,12 +218,16 @@ interface BoundTable {
   /** Bit k of a key is bit d of sources[k]. */
   sources: Uint32Array[];
   allowed: Uint8Array;
+  /** Keys none of whose documents left can enter (byImpact): never allowed again. */
+  done: Uint8Array;
+  /** The entry bar the table was last refreshed for (null: none, all may enter). */
+  bar: EntryBar | null;
   upper: Float64Array;
   /** Per allowed key, the least BM25 sum of the tie-break (keyTieSum) that may still enter (score.ts tieSumFor). */
   sumNeed: Float64Array;
   /** Per single-valued field, the key bit saying its length is the query's. */
   lengthBits: number[];
-  /** The allowed keys when there are at most FEW_KEYS of them (`few` > 0); then documents are sifted 32 at a time. */
+  /** The allowed keys when there are at most FEW_KEYS of them (`few` >= 0, else -1); then documents are sifted 32 at a time. */
   keys: Int32Array;
   few: number;
 }
@@ -214,26 +244,63 @@ function weightsByLength(idf: number, tf: number, avgLen: number): Float64Array 
   return out;
 }
 
+/** One token's impact classes in one field, heaviest first (Walk.impactLists). */
+interface ImpactList {
+  t: number;
+  impacts: Impacts;
+  /** Class ids, heaviest first, and their weights. */
+  order: Int32Array;
+  weight: Float64Array;
+  /** The next class to take. */
+  at: number;
+}
+
+/** The threshold algorithm takes at most max(IMPACT_BUDGET_MIN, documents / IMPACT_BUDGET_SHARE) documents before the walk takes over. */
+const IMPACT_BUDGET_MIN = 4096;
+const IMPACT_BUDGET_SHARE = 16;
+
 /** Bits a bound table may be indexed by (2^bits entries, each rebuilt when a document is ranked). */
 const MAX_TABLE_BITS = 10;
 
+/** The documents whose single-valued field is some length: as a bitmap, and as a list when they are few. */
+interface OfLength {
+  bits: Uint32Array;
+  count: number;
+  /** Ascending, when count <= n / 64 (reading the list is then cheaper than the bitmap's words). */
+  list: Int32Array | null;
+}
+
 /** Per text index and length L, the documents whose single-valued field is L words long (an exact match of L words is possible); kept for short lengths. */
-const byLength = new WeakMap<TextIndex, Map<number, Uint32Array>>();
-function docsOfLength(ti: TextIndex, length: number): Uint32Array {
+const byLength = new WeakMap<TextIndex, Map<number, OfLength>>();
+function docsOfLength(ti: TextIndex, length: number): OfLength {
   let m = byLength.get(ti);
   if (!m) byLength.set(ti, (m = new Map()));
-  let b = m.get(length);
-  if (!b) {
+  let r = m.get(length);
+  if (!r) {
     const { offsets, values } = ti.lengths;
     const n = offsets.length - 1;
-    b = new Uint32Array(wordsFor(n));
+    const bits = new Uint32Array(wordsFor(n));
+    let count = 0;
     for (let d = 0; d < n; d++) {
       const a = offsets[d]!;
-      if (a < offsets[d + 1]! && values[a] === length) b[d >>> 5]! |= 1 << (d & 31);
+      if (a < offsets[d + 1]! && values[a] === length) {
+        bits[d >>> 5]! |= 1 << (d & 31);
+        count++;
+      }
     }
-    if (length <= 8) m.set(length, b);
+    let list: Int32Array | null = null;
+    if (count * 64 <= n) {
+      list = new Int32Array(count);
+      let i = 0;
+      for (let d = 0; d < n && i < count; d++) {
+        const a = offsets[d]!;
+        if (a < offsets[d + 1]! && values[a] === length) list[i++] = d;
+      }
+    }
+    r = { bits, count, list };
+    if (length <= 8) m.set(length, r);
   }
-  return b;
+  return r;
 }
 
 /**
@@ -248,7 +315,6 @@ function newestFirst(
   costs: number[],
   FB: (Uint32Array | null)[][],
   WB: (Uint32Array | null)[][],
-  L: Uint32Array[],
   texts: (TextIndex | null)[],
   weights: number[],
   full: boolean,
@@ -259,8 +325,7 @@ function newestFirst(
   const seqs = seg.reader.seqs;
   const checkExact = input.prioritizeExact && full && costs[0] === 0;
   const score = (d: number): number => {
-    let li = 0;
-    while (!has(L[li]!, d)) li++;
+    const li = levelOf(FB, d);
     const typo = costs[li]!;
     let fieldsMatched = 0;
     let best = -1;
@@ -294,9 +359,12 @@ function newestFirst(
     for (let f = 0; f < F; f++) {
       const whole = WB[0]![f]!;
       if (whole === null || !texts[f]) continue;
-      exactDocs ??= new Uint32Array(M.length);
       const ones = docsOfLength(texts[f]!, 1);
-      for (let w = 0; w < M.length; w++) exactDocs[w]! |= M[w]! & whole[w]! & ones[w]!;
+      if (ones.count === 0) continue;
+      exactDocs ??= new Uint32Array(M.length);
+      if (ones.list !== null) {
+        for (const d of ones.list) if (has(M, d) && has(whole, d)) exactDocs[d >>> 5]! |= 1 << (d & 31);
+      } else for (let w = 0; w < M.length; w++) exactDocs[w]! |= M[w]! & whole[w]! & ones.bits[w]!;
     }
     if (exactDocs !== null) forEachBit(exactDocs, (d) => sink.rank(d, score(d)));
   }
@@ -363,7 +431,6 @@ class Walk {
     private readonly G: (Group | null)[][][],
     private readonly FB: (Uint32Array | null)[][][],
     private readonly WB: (Uint32Array | null)[][][],
-    private readonly L: Uint32Array[][],
     private readonly full: boolean,
     private readonly sink: BitSink,
     private readonly shouldStop: () => boolean,
@@ -412,6 +479,17 @@ class Walk {
     this.cursors = this.perToken.map((list) => list.map((tc) => ({ ...tc, cursor: tc.ti.cursor(tc.term, termSkips(tc.ti, tc.term)) })));
     const table = cheapest ? this.boundTable(X) : null;
     let steps = 0;
+    // several tokens, each one common term per field at its cheapest level: heaviest tie-break first
+    if (table !== null && this.T > 1) {
+      const lists = this.impactLists();
+      if (lists !== null) {
+        const rest = this.byImpact(X, table, lists);
+        if (rest === false) return false;
+        X = rest;
+        // (fresh cursors for the walk below, in ordinal order)
+        this.cursors = this.perToken.map((list) => list.map((tc) => ({ ...tc, cursor: tc.ti.cursor(tc.term, termSkips(tc.ti, tc.term)) })));
+      }
+    }
     if (table === null) {
       for (let w = 0; w < X.length; w++) {
         let word = X[w]!;
@@ -433,6 +511,7 @@ class Walk {
       if (word === 0) continue;
       for (let k = 0; k < K; k++) words[k] = sources[k]![w]!;
       // few keys allowed (once the page is full): the word's documents with one of them, 32 at a time
+      if (table.few === 0) return true; // (no key can enter any more)
       if (table.few > 0) {
         let any = 0;
         for (let i = 0; i < table.few; i++) {
@@ -461,6 +540,133 @@ class Walk {
   }
 
   /**
+   * Per token and field, the impact classes (index/termbits.ts termImpacts) of its cheapest
+   * candidate, heaviest first, with their BM25 weights as the tie-break weighs them; null
+   * unless each is one common term held as a word of its own.
+   */
+  private impactLists(): ImpactList[] | null {
+    const { T, F, G, perToken } = this;
+    const { avgLen, n } = this.tieStats;
+    const lists: ImpactList[] = [];
+    for (let t = 0; t < T; t++) {
+      for (let f = 0; f < F; f++) {
+        const g = G[t]![0]![f];
+        if (!g) continue;
+        const cheapest = perToken[t]!.filter((tc) => tc.cost === this.costs[t]![0] && tc.field === f);
+        if (cheapest.length !== 1 || cheapest[0]!.part === 1 || g.lengths !== cheapest[0]!.ti) return null;
+        const impacts = termImpacts(cheapest[0]!.ti, cheapest[0]!.term);
+        if (!impacts) return null;
+        if (g.idf < 0) g.idf = idfOf(g.minDf, n);
+        const classes: number[] = [];
+        const weight = new Float64Array(impacts.starts.length - 1);
+        for (let c = 0; c < weight.length; c++) {
+          if (impacts.starts[c + 1] === impacts.starts[c]) continue;
+          // (the last class of each kind holds that many or more: weighed as the most)
+          const tf = c >> 8 === IMPACT_TF ? Math.max(IMPACT_TF, g.maxTf) : c >> 8;
+          weight[c] = bm25Idf(g.idf, tf, c & 255, avgLen[f]!);
+          classes.push(c);
+        }
+        classes.sort((a, b) => weight[b]! - weight[a]!);
+        lists.push({ t, impacts, order: Int32Array.from(classes), weight: Float64Array.from(classes, (c) => weight[c]!), at: 0 });
+      }
+    }
+    return lists;
+  }
+
+  /**
+   * The threshold algorithm (Fagin, Lotem and Naor, "Optimal aggregation algorithms for
+   * middleware", 2001) over the impact lists: documents are taken class by class from the
+   * list whose next class weighs most, and scored as the walk scores them (cursors seek to
+   * them by the skips). A document not yet taken weighs at most each list's next class in
+   * each field, so its tie-break's sum is at most the threshold
+   *
+   *   th = sum over tokens of the heaviest next class among the token's fields
+   *
+   * and a key whose least sum that may still enter (sumNeed) is above th is done: none of
+   * its documents left can enter. Stops when every allowed key is done (the usual end: the
+   * page's worst has a high tie-break after a few thousand documents), or after a budget
+   * of documents, leaving the rest (what is returned: X less the documents taken) to the
+   * walk in ordinal order, with the done keys out of it.
+   *
+   *   list "dekako" in title   [tf 3, len 3] [tf 2, len 3] [tf 1, len 3] [tf 2, len 5] ...
+   *   list "dekako" in body    [tf 4, len 15] [tf 3, len 15] ...
+   *   list "poka"   ...                   ^ next classes: their weights sum to th
+   */
+  private byImpact(X: Uint32Array, table: BoundTable, lists: ImpactList[]): Uint32Array | false {
+    const { T } = this;
+    const taken = new Uint32Array(X.length);
+    const { sources } = table;
+    const K = sources.length;
+    let visits = 0;
+    const budget = Math.max(IMPACT_BUDGET_MIN, countBits(X) / IMPACT_BUDGET_SHARE);
+    const heaviest = new Float64Array(T);
+    const second = new Float64Array(T);
+    const holder = new Int32Array(T);
+    const head = (list: ImpactList, ahead = 0) => (list.at + ahead < list.order.length ? list.weight[list.at + ahead]! : 0);
+    for (;;) {
+      // per token, its heaviest next class (and the list holding it) and the next heaviest
+      heaviest.fill(0);
+      second.fill(0);
+      holder.fill(-1);
+      for (let i = 0; i < lists.length; i++) {
+        const list = lists[i]!;
+        const w = head(list);
+        if (w > heaviest[list.t]!) {
+          second[list.t] = heaviest[list.t]!;
+          heaviest[list.t] = w;
+          holder[list.t] = i;
+        } else if (w > second[list.t]!) second[list.t] = w;
+      }
+      let th = 0;
+      for (let t = 0; t < T; t++) th += heaviest[t]!;
+      // the next class to take: the one that lowers th most per document taken (only a
+      // token's heaviest list lowers it)
+      let next = -1;
+      let gain = -1;
+      for (let t = 0; t < T; t++) {
+        const i = holder[t]!;
+        if (i < 0) continue;
+        const list = lists[i]!;
+        const c = list.order[list.at]!;
+        const size = list.impacts.starts[c + 1]! - list.impacts.starts[c]!;
+        const g = (heaviest[t]! - Math.max(second[t]!, head(list, 1))) / Math.max(1, size);
+        if (g > gain) {
+          gain = g;
+          next = i;
+        }
+      }
+      let open = 0;
+      for (let key = 0; key < table.allowed.length; key++) {
+        if (table.allowed[key] === 0) continue;
+        if (table.sumNeed[key]! > th) {
+          table.done[key] = 1;
+          table.allowed[key] = 0;
+        } else open++;
+      }
+      if (open === 0 || next < 0 || visits > budget) break;
+      const list = lists[next]!;
+      const c = list.order[list.at++]!;
+      const { starts, ords } = list.impacts;
+      for (let i = starts[c]!, end = starts[c + 1]!; i < end; i++) {
+        const d = ords[i]!;
+        if (!has(X, d) || has(taken, d)) continue;
+        taken[d >>> 5]! |= 1 << (d & 31);
+        if ((++visits & 1023) === 0 && this.shouldStop()) return false;
+        let key = 0;
+        for (let k = 0; k < K; k++) if (has(sources[k]!, d)) key |= 1 << k;
+        if (table.allowed[key] === 0) continue;
+        if (this.keyTieSum(d, key) < table.sumNeed[key]!) continue;
+        if (this.visit(d, true)) this.refresh(table);
+      }
+    }
+    table.bar = null; // (done keys changed: recompute whatever the bar)
+    this.refresh(table);
+    const rest = new Uint32Array(X);
+    andNot(rest, taken);
+    return rest;
+  }
+
+  /**
    * For documents with every token at its cheapest level, the bound (upperScore) depends on
    * a few bits only: which fields hold which tokens, and per single-valued field whether
    * its length is the query's (an exact match is possible). A table of those bits says
@@ -480,33 +686,35 @@ class Walk {
       // (no document of X as long as the query in this field: no bit for it)
       const docs = docsOfLength(texts[f]!, T);
       let any = 0;
-      for (let w = 0; w < X.length && any === 0; w++) any = X[w]! & docs[w]!;
+      if (docs.list !== null) for (let i = 0; i < docs.list.length && any === 0; i++) any = has(X, docs.list[i]!) ? 1 : 0;
+      else for (let w = 0; w < X.length && any === 0; w++) any = X[w]! & docs.bits[w]!;
       if (any === 0) continue;
       lengthBits[f] = sources.length;
-      sources.push(docs);
+      sources.push(docs.bits);
     }
     if (sources.length > MAX_TABLE_BITS) return null;
     const size = 1 << sources.length;
-    const table = { sources, allowed: new Uint8Array(size), upper: new Float64Array(size), sumNeed: new Float64Array(size), keys: new Int32Array(FEW_KEYS), few: 0, lengthBits };
+    const table: BoundTable = { sources, allowed: new Uint8Array(size), done: new Uint8Array(size), upper: new Float64Array(size), sumNeed: new Float64Array(size), keys: new Int32Array(FEW_KEYS), few: 0, lengthBits, bar: null };
+    this.uppers(table);
     this.refresh(table);
     return table;
   }
 
-  private refresh(table: BoundTable): void {
-    const { T, F, weights, masks, arrayField, costs, input, sink } = this;
+  /** Each key's bound (upperScore; -1 for a key that never occurs: a token in no field). */
+  private uppers(table: BoundTable): void {
+    const { T, F, weights, masks, arrayField, costs, input } = this;
     const cheapest = costs.reduce((sum, levels) => sum + levels[0]!, 0);
     const checkExact = input.prioritizeExact && this.full && cheapest === 0;
     const all = T === 32 ? -1 : (1 << T) - 1;
-    for (let key = 0; key < table.allowed.length; key++) {
+    for (let key = 0; key < table.upper.length; key++) {
       let held = 0;
       for (let f = 0; f < F; f++) {
         masks[f] = 0;
         for (let t = 0; t < T; t++) if (key & (1 << (t * F + f))) masks[f]! |= 1 << t;
         held |= masks[f]!;
       }
-      // (every token is in some field here: a key without one never occurs)
       if (held !== all) {
-        table.allowed[key] = 0;
+        table.upper[key] = -1;
         continue;
       }
       const cov = coverage(masks, weights);
@@ -516,27 +724,40 @@ class Walk {
         const lb = table.lengthBits[f];
         if (arrayField[f] || (lb !== undefined && key & (1 << lb))) exact = 1;
       }
-      const upper = upperScore(baseScore(T, cheapest, cov >>> 8), cov & 255, exact);
-      table.upper[key] = upper;
-      const allowed = sink.mayEnter(upper, Number.MAX_SAFE_INTEGER);
-      table.allowed[key] = allowed ? 1 : 0;
-      // the least tie-break that may still enter (mayEnter grows with it), as a BM25 sum
-      if (allowed && T > 1) {
-        const untied = upper - TIE_MAX;
-        let lo = 0;
-        let hi = TIE_MAX;
-        while (lo < hi) {
-          const mid = (lo + hi) >>> 1;
-          if (sink.mayEnter(untied + mid, Number.MAX_SAFE_INTEGER)) hi = mid;
-          else lo = mid + 1;
-        }
-        table.sumNeed[key] = tieSumFor(lo, T, this.tieStats.n);
+      table.upper[key] = upperScore(baseScore(T, cheapest, cov >>> 8), cov & 255, exact);
+    }
+  }
+
+  /**
+   * Which keys may still enter the page, and with what least tie-break sum, from the
+   * page's entry bar (TopHits.entryBar): a key bounded above the bar's text_match may enter
+   * whatever its tie-break; one bounded at it, with a tie-break at least the bar's.
+   */
+  private refresh(table: BoundTable): void {
+    const bar = this.sink.entryBar();
+    if (bar !== null && table.bar !== null && bar.tm === table.bar.tm && bar.tie === table.bar.tie) return;
+    table.bar = bar;
+    const need = bar === null || bar.tie < 0 ? -Infinity : tieSumFor(bar.tie, this.T, this.tieStats.n);
+    for (let key = 0; key < table.upper.length; key++) {
+      const upper = table.upper[key]!;
+      if (upper < 0 || table.done[key] === 1) {
+        table.allowed[key] = 0;
+        continue;
+      }
+      const tm = textMatchOf(upper);
+      if (bar === null || tm > bar.tm) {
+        table.allowed[key] = 1;
+        table.sumNeed[key] = -Infinity;
+      } else if (tm < bar.tm) table.allowed[key] = 0;
+      else {
+        table.allowed[key] = 1;
+        table.sumNeed[key] = need;
       }
     }
     // the allowed keys, when there are few
     let few = 0;
     for (let key = 0; key < table.allowed.length && few <= FEW_KEYS; key++) if (table.allowed[key] === 1 && few++ < FEW_KEYS) table.keys[few - 1] = key;
-    table.few = few <= FEW_KEYS ? few : 0;
+    table.few = few <= FEW_KEYS ? few : -1;
   }
 
   /** tieBound's BM25 sum (before rarityTie) for a document at every token's cheapest level, its fields read from its table key. */
@@ -567,9 +788,9 @@ class Walk {
   }
 
   /** Scores document d if it may enter the page; true when it was offered (ranked). */
-  private visit(d: number): boolean {
+  private visit(d: number, random = false): boolean {
     const level = this.level;
-    const { T, F, tokMin, masks, wholeMasks, weights, costs, FB, WB, L, sink, input, texts, arrayField, pos, cursors } = this;
+    const { T, F, tokMin, masks, wholeMasks, weights, costs, FB, WB, sink, input, texts, arrayField, pos, cursors } = this;
     const seqs = this.seg.reader.seqs;
     const checkExact = input.prioritizeExact && this.full;
     // typos and which fields hold which tokens, at each token's cheapest level here
@@ -579,8 +800,7 @@ class Walk {
     }
     let typoCost = 0;
     for (let t = 0; t < T; t++) {
-      let li = 0;
-      while (!has(L[t]![li]!, d)) li++;
+      const li = levelOf(FB[t]!, d);
       level[t] = li;
       tokMin[t] = costs[t]![li]!;
       typoCost += tokMin[t]!;
@@ -619,7 +839,9 @@ class Walk {
     for (let t = 0; t < T; t++) {
       for (const tc of cursors[t]!) {
         if (tc.cost !== tokMin[t]) continue;
-        if (tc.cursor.doc < d) tc.cursor.advance(d);
+        if (random) {
+          if (tc.cursor.doc !== d) tc.cursor.seek(d);
+        } else if (tc.cursor.doc < d) tc.cursor.advance(d);
       }
     }
     if (T > 1) {

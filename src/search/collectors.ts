@@ -99,6 +99,13 @@ export class TopHits implements Collector<Hit[]> {
     return seq > worst.seq;
   }
 
+  /** The worst kept hit's text_match and (when it decides among equals) tie-break, once k are kept; null otherwise (mayEnter). */
+  entryBar(): { tm: number; tie: number } | null {
+    const worst = this.top.worst;
+    if (!this.byScore || worst === undefined) return null;
+    return { tm: worst.keys[0] as number, tie: this.tieThenSeq ? (worst.keys[1] as number) : -1 };
+  }
+
   collect(segIndex: number, ord: number, score: number, extra: Extra): void {
     if (this.byScore && score < this.top.worstFirstKey) return; // cannot reach the page: no sort keys needed
     const segs = this.segs;
@@ -230,6 +237,7 @@ export class Matches {
       },
       rank: (segIndex, ord, score) => hits.collect(segIndex, ord, score, NO_EXTRA),
       mayEnter: (score, seq) => hits.mayEnter(score, seq),
+      entryBar: () => hits.entryBar(),
     };
   }
 
@@ -252,6 +260,7 @@ export interface BitChannel {
   count(segIndex: number, bits: Uint32Array, n: number): void;
   rank(segIndex: number, ord: number, score: number): void;
   mayEnter(score: number, seq: number): boolean;
+  entryBar(): { tm: number; tie: number } | null;
 }
 
 /** Values of computed sort clauses: `_vector_query(...)` distances (re-ranking) and `$coll(field)` joined values. */

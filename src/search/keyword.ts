@@ -51,23 +51,32 @@ export interface RoundSink {
  * filters as bitmaps, converted once per search.
  */
 class Seen {
-  readonly bytes: Uint8Array[];
+  /** Per segment: bytes, made only when a later round reads them; until then the ordinals matched, and bit matching's bitmaps. */
+  private readonly bytes: (Uint8Array | null)[];
+  private readonly ords: Int32Array[];
+  private readonly count: number[];
   private readonly pending: Uint32Array[][];
-  private readonly any: boolean[];
   private readonly filterBits: (BitFilters | undefined)[];
   constructor(
     private readonly segs: LiveSegment[],
     private readonly masks: SegmentMasks,
   ) {
-    this.bytes = segs.map((s) => new Uint8Array(s.reader.n));
+    this.bytes = segs.map(() => null);
+    this.ords = segs.map(() => new Int32Array(16));
+    this.count = segs.map(() => 0);
     this.pending = segs.map(() => []);
-    this.any = segs.map(() => false);
     this.filterBits = segs.map(() => undefined);
   }
-  /** The bytes of segment s, with what bit matching found marked in them. */
-  bytesOf(s: number): Uint8Array {
-    const out = this.bytes[s]!;
-    for (const bits of this.pending[s]!) {
+  /** The documents of segment s matched so far, one byte each (null while there are none). */
+  bytesOf(s: number): Uint8Array | null {
+    const ords = this.ords[s]!;
+    const count = this.count[s]!;
+    const pending = this.pending[s]!;
+    if (count === 0 && pending.length === 0) return this.bytes[s]!;
+    const out = (this.bytes[s] ??= new Uint8Array(this.segs[s]!.reader.n));
+    for (let i = 0; i < count; i++) out[ords[i]!] = 1;
+    this.count[s] = 0;
+    for (const bits of pending) {
       for (let w = 0; w < bits.length; w++) {
         let word = bits[w]!;
         while (word !== 0) {
@@ -77,21 +86,29 @@ class Seen {
         }
       }
     }
-    this.pending[s]!.length = 0;
+    pending.length = 0;
     return out;
   }
-  mark(s: number): void {
-    this.any[s] = true;
+  /** Document `ord` of segment s was matched. */
+  mark(s: number, ord: number): void {
+    let ords = this.ords[s]!;
+    const count = this.count[s]!;
+    if (count === ords.length) {
+      const grown = new Int32Array(count * 2);
+      grown.set(ords);
+      this.ords[s] = ords = grown;
+    }
+    ords[count] = ord;
+    this.count[s] = count + 1;
   }
   add(s: number, bits: Uint32Array): void {
     this.pending[s]!.push(bits);
-    this.any[s] = true;
   }
   /** The filters and what earlier rounds matched, as bitmaps, for segment s. */
   filters(s: number): BitFilters {
     let f = this.filterBits[s];
     if (!f) f = this.filterBits[s] = { allow: toBits(this.masks.allow[s]!, 1), exclude: toBits(this.masks.exclude[s]!, 1), seen: null };
-    return { ...f, seen: this.any[s] ? toBits(this.bytesOf(s), 1) : null };
+    return { ...f, seen: toBits(this.bytesOf(s), 1) };
   }
 }
 
@@ -212,7 +229,7 @@ function typoRounds(
         channel && !rescored
           ? {
               filters: () => seen.filters(s),
-              sink: { count: (b, n) => channel.count(s, b, n), rank: (ord, score) => channel.rank(s, ord, score), mayEnter: channel.mayEnter },
+              sink: { count: (b, n) => channel.count(s, b, n), rank: (ord, score) => channel.rank(s, ord, score), mayEnter: channel.mayEnter, entryBar: channel.entryBar },
               matched: (b) => seen.add(s, b),
             }
           : undefined;
@@ -221,8 +238,7 @@ function typoRounds(
         { fields, tokens: active, totalTokens: words.tokens.length, candidates, phrases: words.phrases, prioritizeExact: params.prioritize_exact_match, dropped: drop, stats, maxWeight: params.text_match_type === 'max_weight', tokenPosition: params.prioritize_token_position, bits },
         { allow: masks.allow[s]!, exclude: masks.exclude[s]!, seen: segSeen },
         (ord, score) => {
-          segSeen[ord] = 1;
-          seen.mark(s);
+          seen.mark(s, ord);
           sink.collect(s, ord, rescoreOf(score));
         },
         shouldStop,
