@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dataDirPath, openEngine, rng } from './helpers.js';
 import type { Engine } from '../src/engine.js';
 import { snapshot } from '../src/index/manifest.js';
-import { termBitsLimits } from '../src/index/termbits.js';
+import { clearTermBits, termBitsLimits } from '../src/index/termbits.js';
 import { bitMatching } from '../src/search/match.js';
 
 // a few words held by most documents, some rare ones, near misses for typos and prefixes,
@@ -87,8 +87,14 @@ describe('bit matching', () => {
     await e.close();
   });
 
-  it('answers every query as scoring every match does: found, hits, scores, facets', () => {
-    const r = rng(5);
+  it.each([
+    ['every impact class kept', 16384],
+    ['few impact classes kept', 4],
+  ])('answers every query as scoring every match does: found, hits, scores, facets (%s)', (_, impactMin) => {
+    clearTermBits();
+    termBitsLimits.impactMin = impactMin;
+    termBitsLimits.impactShare = impactMin > 100 ? 32 : 1e9;
+    const r = rng(impactMin);
     const snap = snapshot(e.store, (e.store.collections.get('docs') as { id: number }).id);
     expect(snap.segments.length).toBeGreaterThan(2);
     let differing = 0;

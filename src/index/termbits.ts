@@ -30,8 +30,9 @@ export const SKIP_EVERY = 64;
  *   min     ... and by at least this many                                    2048
  *   bytes   memory kept for bitmaps and skips, over every segment of every
  *           collection, the least recently used dropped first               256 MB
+ *   impactMin, impactShare   the impact classes kept (Impacts)        16384, 32
  */
-export const termBitsLimits = { share: 64, min: 2048, bytes: 256 * 1024 * 1024 };
+export const termBitsLimits = { share: 64, min: 2048, bytes: 256 * 1024 * 1024, impactMin: 16384, impactShare: 32 };
 
 export interface Skips {
   /** Entry j: the document of posting j * SKIP_EVERY. */
@@ -74,11 +75,18 @@ export function positionsAt(s: Skips, j: number): number {
  * A term's documents grouped by what its BM25 weight depends on in each: how often it
  * holds the term (tf, up to IMPACT_TF) and how long the field is (up to IMPACT_LEN), for
  * visiting documents by their weight, heaviest first (search/bitmatch.ts). Class c is
- * tf = c >> 8 (IMPACT_TF: that many or more), length = c & 255 (255: that long or longer);
- * its documents are ords[starts[c] .. starts[c + 1]), ascending.
+ * tf = c >> 8 (IMPACT_TF: that many or more), length = c & 255 (255: that long or longer).
+ * Only the heaviest classes are kept (what a search reads before it stops), at least
+ * termBitsLimits.impactMin documents or 1/impactShare of the term's: `kept[c]` says whether
+ * class c's documents are ords[starts[c] .. starts[c + 1]), ascending. Heaviest is as
+ * this segment's mean field length weighs them; a search weighing by another mean (the
+ * whole collection's) stops where a class it wants was not kept.
  */
 export interface Impacts {
+  /** Documents per class (kept or not). */
+  count: Int32Array;
   starts: Int32Array;
+  kept: Uint8Array;
   ords: Int32Array;
 }
 export const IMPACT_TF = 15;
@@ -257,7 +265,7 @@ export function termImpacts(ti: TextIndex, t: number): Impacts | undefined {
   if (!e) return undefined;
   if (!e.impacts) {
     e.impacts = buildImpacts(ti, t);
-    const bytes = e.impacts.ords.byteLength + e.impacts.starts.byteLength;
+    const bytes = e.impacts.ords.byteLength + e.impacts.starts.byteLength + e.impacts.kept.byteLength + e.impacts.count.byteLength;
     e.bytes += bytes;
     kept += bytes;
   }
@@ -268,10 +276,10 @@ function buildImpacts(ti: TextIndex, t: number): Impacts {
   const df = ti.docFreq[t]!;
   const classes = (IMPACT_TF + 1) * 256;
   const cls = new Uint16Array(df);
-  const starts = new Int32Array(classes + 1);
-  const ords = new Int32Array(df);
+  const count = new Int32Array(classes);
   const { offsets, values } = ti.lengths;
   const buf = ti.postings;
+  // pass 1: each posting's class
   let p = ti.postOffsets[t]!;
   let d = 0;
   for (let i = 0; i < df; i++) {
@@ -300,14 +308,46 @@ function buildImpacts(ti: TextIndex, t: number): Impacts {
     const len = offsets[d + 1]! - a === 1 ? values[a]! : ti.docLength(d);
     const c = (Math.min(tf, IMPACT_TF) << 8) | Math.min(len, IMPACT_LEN);
     cls[i] = c;
-    ords[i] = d;
-    starts[c + 1]!++;
+    count[c]!++;
   }
-  for (let c = 0; c < classes; c++) starts[c + 1]! += starts[c]!;
+  // the heaviest classes (BM25's shape, idf aside, at this segment's mean length) up to the share kept
+  const avg = Math.max(1, ti.avgLength());
+  const weight = (c: number) => (c >> 8) / ((c >> 8) + 1.2 * (0.25 + (0.75 * (c & 255)) / avg));
+  const present: number[] = [];
+  for (let c = 0; c < classes; c++) if (count[c]! > 0) present.push(c);
+  present.sort((a, b) => weight(b) - weight(a));
+  const kept = new Uint8Array(classes);
+  const want = Math.max(termBitsLimits.impactMin, Math.ceil(df / termBitsLimits.impactShare));
+  let total = 0;
+  for (const c of present) {
+    if (total >= want) break;
+    kept[c] = 1;
+    total += count[c]!;
+  }
+  const starts = new Int32Array(classes + 1);
+  for (let c = 0; c < classes; c++) starts[c + 1] = starts[c]! + (kept[c] ? count[c]! : 0);
+  // pass 2: the kept classes' documents (ordinals ascending within a class)
   const fill = starts.slice(0, classes);
-  const sorted = new Int32Array(df);
-  for (let i = 0; i < df; i++) sorted[fill[cls[i]!]!++] = ords[i]!;
-  return { starts, ords: sorted };
+  const ords = new Int32Array(total);
+  p = ti.postOffsets[t]!;
+  d = 0;
+  for (let i = 0; i < df; i++) {
+    let byte = buf[p++]!;
+    let delta = byte & 0x7f;
+    if (byte >= 0x80) {
+      let scale = 128;
+      do {
+        byte = buf[p++]!;
+        delta += (byte & 0x7f) * scale;
+        scale *= 128;
+      } while (byte >= 0x80);
+    }
+    while (buf[p++]! >= 0x80); // tf
+    d += delta;
+    const c = cls[i]!;
+    if (kept[c]) ords[fill[c]!++] = d;
+  }
+  return { count, starts, kept, ords };
 }
 
 /** Bits set in a bitmap. */
@@ -321,6 +361,13 @@ export function countBits(bits: Uint32Array): number {
     c += (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
   }
   return c;
+}
+
+/** Forgets every bitmap, skip and impact kept (tests and benchmarks: the cost of a first use). */
+export function clearTermBits(): void {
+  for (const e of lru.keys()) e.owner.delete(e.term);
+  lru.clear();
+  kept = 0;
 }
 
 /** What the cache holds now (tests). */

@@ -247,6 +247,7 @@ function weightsByLength(idf: number, tf: number, avgLen: number): Float64Array 
 /** One token's impact classes in one field, heaviest first (Walk.impactLists). */
 interface ImpactList {
   t: number;
+  f: number;
   impacts: Impacts;
   /** Class ids, heaviest first, and their weights. */
   order: Int32Array;
@@ -558,16 +559,16 @@ class Walk {
         if (!impacts) return null;
         if (g.idf < 0) g.idf = idfOf(g.minDf, n);
         const classes: number[] = [];
-        const weight = new Float64Array(impacts.starts.length - 1);
+        const weight = new Float64Array(impacts.count.length);
         for (let c = 0; c < weight.length; c++) {
-          if (impacts.starts[c + 1] === impacts.starts[c]) continue;
+          if (impacts.count[c] === 0) continue;
           // (the last class of each kind holds that many or more: weighed as the most)
           const tf = c >> 8 === IMPACT_TF ? Math.max(IMPACT_TF, g.maxTf) : c >> 8;
           weight[c] = bm25Idf(g.idf, tf, c & 255, avgLen[f]!);
           classes.push(c);
         }
         classes.sort((a, b) => weight[b]! - weight[a]!);
-        lists.push({ t, impacts, order: Int32Array.from(classes), weight: Float64Array.from(classes, (c) => weight[c]!), at: 0 });
+        lists.push({ t, f, impacts, order: Int32Array.from(classes), weight: Float64Array.from(classes, (c) => weight[c]!), at: 0 });
       }
     }
     return lists;
@@ -617,10 +618,8 @@ class Walk {
           holder[list.t] = i;
         } else if (w > second[list.t]!) second[list.t] = w;
       }
-      let th = 0;
-      for (let t = 0; t < T; t++) th += heaviest[t]!;
-      // the next class to take: the one that lowers th most per document taken (only a
-      // token's heaviest list lowers it)
+      // the next class to take: the one that lowers the threshold most per document taken (only a
+      // token's heaviest list lowers it; not one whose next class this segment did not keep)
       let next = -1;
       let gain = -1;
       for (let t = 0; t < T; t++) {
@@ -628,17 +627,30 @@ class Walk {
         if (i < 0) continue;
         const list = lists[i]!;
         const c = list.order[list.at]!;
-        const size = list.impacts.starts[c + 1]! - list.impacts.starts[c]!;
+        if (list.impacts.kept[c] === 0) continue;
+        const size = list.impacts.count[c]!;
         const g = (heaviest[t]! - Math.max(second[t]!, head(list, 1))) / Math.max(1, size);
         if (g > gain) {
           gain = g;
           next = i;
         }
       }
+      // per key, the threshold over its own fields only (a token in the body alone weighs at most the body's next class)
       let open = 0;
       for (let key = 0; key < table.allowed.length; key++) {
         if (table.allowed[key] === 0) continue;
-        if (table.sumNeed[key]! > th) {
+        let thKey = 0;
+        for (let t = 0; t < T; t++) {
+          let m = 0;
+          for (let i = 0; i < lists.length; i++) {
+            const list = lists[i]!;
+            if (list.t !== t || (key & (1 << (t * this.F + list.f))) === 0) continue;
+            const w = head(list);
+            if (w > m) m = w;
+          }
+          thKey += m;
+        }
+        if (table.sumNeed[key]! > thKey) {
           table.done[key] = 1;
           table.allowed[key] = 0;
         } else open++;
