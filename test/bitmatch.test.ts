@@ -10,6 +10,7 @@ import type { Engine } from '../src/engine.js';
 import { snapshot } from '../src/index/manifest.js';
 import { clearTermBits, termBitsLimits } from '../src/index/termbits.js';
 import { bitMatching } from '../src/search/match.js';
+import { impactLimits } from '../src/search/bitmatch.js';
 
 // a few words held by most documents, some rare ones, near misses for typos and prefixes,
 // and words glued by punctuation (also found by their parts)
@@ -45,10 +46,13 @@ function answer(res: any): string {
 describe('bit matching', () => {
   let e: Engine;
   const saved = { ...termBitsLimits };
+  const savedImpact = impactLimits.minDocs;
 
   beforeAll(async () => {
-    // (small collections: terms count as common from 16 documents on, so their bitmaps and skips are used)
+    // (small collections: terms count as common from 16 documents on, so their bitmaps and
+    // skips are used, and the threshold algorithm runs on any number of documents)
     termBitsLimits.min = 16;
+    impactLimits.minDocs = 0;
     const r = rng(11);
     e = openEngine(dataDirPath(), { merges: 'off' });
     await e.createCollection({
@@ -83,6 +87,7 @@ describe('bit matching', () => {
 
   afterAll(async () => {
     Object.assign(termBitsLimits, saved);
+    impactLimits.minDocs = savedImpact;
     bitMatching.enabled = true;
     await e.close();
   });

@@ -1,10 +1,19 @@
 /**
  * bench/million: a generated collection of 1,000,000 documents (Zipf-distributed words
  * from a 50,000-word vocabulary, a category facet, a price). Imports through the CLI, then
- * reports query latency p50/p99 (1-3 word queries, half with a typo) and the wall-clock
- * time of a cold `fathom search` process.
+ * reports:
  *
- *   node bench/run.mjs million [--n 1000000] [--queries 200] [--keep DIR]
+ *   - query latency p50/p99 over the mix: 1-3 word queries, half with a typo, each searched
+ *     once after 20 of them warm the process up (first use of each word's bitmaps included),
+ *     then the same again (every cache warm); each also with the category facet;
+ *   - selective queries (two words of Zipf rank 2,000-20,000, no typo) and common ones (one
+ *     or two of the 30 most frequent words), p50/p99, for the growth table across sizes;
+ *   - the wall-clock time of a cold `fathom search` process;
+ *   - with --verify, that every answer of the mix (found, hits, text_match, facets) is the
+ *     one the exhaustive path gives (bit matching off, search/match.ts bitMatching);
+ *   - the import's peak RSS, and its anonymous and file-backed parts (the LMDB map's pages).
+ *
+ *   node bench/run.mjs million [--n 1000000] [--queries 200] [--keep DIR] [--verify]
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -60,10 +69,35 @@ if (!fs.existsSync(path.join(dir, 'data.mdb'))) {
     input: JSON.stringify({ name: 'docs', fields: [{ name: 'title', type: 'string' }, { name: 'body', type: 'string' }, { name: 'category', type: 'string', facet: true }, { name: 'price', type: 'int32' }] }),
   });
   const [cmd, args] = withTime(process.execPath, [bin, 'import', 'docs', file, '--quiet', '--no-progress', '-d', dir]);
+  const parts = sampleRss();
   const imp = await runMeasured(cmd, args);
+  parts.stop();
   if (imp.code !== 0) throw new Error(imp.stderr);
-  console.error(`import: ${(imp.ms / 1000).toFixed(1)} s, ${Math.round(N / (imp.ms / 1000))} docs/s, peak RSS ${mb(imp.maxRssKb * 1024)}`);
+  console.error(`import: ${(imp.ms / 1000).toFixed(1)} s, ${Math.round(N / (imp.ms / 1000))} docs/s, peak RSS ${mb(imp.maxRssKb * 1024)} (sampled every 100 ms: anonymous up to ${mb(parts.anon)}, file-backed up to ${mb(parts.file)})`);
   fs.rmSync(file, { force: true });
+}
+
+/**
+ * Samples the import process's memory from /proc every 100 ms: the largest anonymous and
+ * file-backed resident sizes seen (the import is the node process running `import`).
+ */
+function sampleRss(): { stop: () => void; anon: number; file: number } {
+  const out = { anon: 0, file: 0, stop: () => clearInterval(timer) };
+  const timer = setInterval(() => {
+    for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+      try {
+        const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        if (!cmdline.includes('fathom.js\0import') || cmdline.startsWith('/usr/bin/time')) continue;
+        const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+        const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
+        out.anon = Math.max(out.anon, kb('RssAnon'));
+        out.file = Math.max(out.file, kb('RssFile'));
+      } catch {
+        // (gone)
+      }
+    }
+  }, 100);
+  return out;
 }
 
 // queries: 1-3 Zipf words, half with a typo in a word of 5+ letters
@@ -78,22 +112,48 @@ while (queries.length < NQ) {
   }
   queries.push(ws.join(' '));
 }
+// selective queries: two words of Zipf rank 2,000-20,000; common ones: one or two of the 30 most frequent
+const pick = (lo: number, hi: number) => uniqueVocab[lo + Math.floor(r() * (hi - lo))]!;
+const selective = Array.from({ length: 100 }, () => `${pick(2000, 20000)} ${pick(2000, 20000)}`);
+const common = Array.from({ length: 100 }, () => (r() < 0.5 ? pick(0, 30) : `${pick(0, 30)} ${pick(0, 30)}`));
+
 const { Engine } = await import('../../src/engine.js');
+const { bitMatching } = await import('../../src/search/match.js');
 const e = Engine.open(dir, { readOnly: true, merges: 'off' });
 for (const q of queries.slice(0, 20)) e.searchSync('docs', { q, query_by: 'title,body' });
-const lat: number[] = [];
-const facetLat: number[] = [];
-for (const q of queries) {
-  let t = performance.now();
-  e.searchSync('docs', { q, query_by: 'title,body' });
-  lat.push(performance.now() - t);
-  t = performance.now();
-  e.searchSync('docs', { q, query_by: 'title,body', facet_by: 'category' });
-  facetLat.push(performance.now() - t);
+/** Each query once, and once with the facet; latencies sorted. */
+function pass(qs: string[]): { lat: number[]; facetLat: number[] } {
+  const lat: number[] = [];
+  const facetLat: number[] = [];
+  for (const q of qs) {
+    let t = performance.now();
+    e.searchSync('docs', { q, query_by: 'title,body' });
+    lat.push(performance.now() - t);
+    t = performance.now();
+    e.searchSync('docs', { q, query_by: 'title,body', facet_by: 'category' });
+    facetLat.push(performance.now() - t);
+  }
+  return { lat: lat.sort((a, b) => a - b), facetLat: facetLat.sort((a, b) => a - b) };
+}
+const { lat, facetLat } = pass(queries);
+const again = pass(queries);
+const sel = pass(selective);
+const com = pass(common);
+let verified = '';
+if (arg('verify') !== undefined || process.argv.includes('--verify')) {
+  const answer = (res: any) => JSON.stringify([res.found, res.hits.map((h: any) => [h.document.id, h.text_match]), res.facet_counts]);
+  let differing = 0;
+  for (const q of queries) {
+    for (const p of [{ q, query_by: 'title,body' }, { q, query_by: 'title,body', facet_by: 'category' }]) {
+      bitMatching.enabled = false;
+      const exhaustive = answer(e.searchSync('docs', p));
+      bitMatching.enabled = true;
+      if (answer(e.searchSync('docs', p)) !== exhaustive) differing++;
+    }
+  }
+  verified = `${differing} of ${queries.length * 2}`;
 }
 await e.close();
-lat.sort((a, b) => a - b);
-facetLat.sort((a, b) => a - b);
 
 // cold `fathom search`: a new process each time (file cache warm, as after any earlier use);
 // also without NODE_EXTRA_CA_CERTS when it is set (Node parses that file before any script)
@@ -117,6 +177,11 @@ console.log(
       ['query p99', percentile(lat, 99).toFixed(2) + ' ms'],
       ['query with category facet p50', percentile(facetLat, 50).toFixed(2) + ' ms'],
       ['query with category facet p99', percentile(facetLat, 99).toFixed(2) + ' ms'],
+      ['the same queries again: p50 / p99', `${percentile(again.lat, 50).toFixed(2)} / ${percentile(again.lat, 99).toFixed(2)} ms`],
+      ['again with the facet: p50 / p99', `${percentile(again.facetLat, 50).toFixed(2)} / ${percentile(again.facetLat, 99).toFixed(2)} ms`],
+      ['selective (two rare words): p50 / p99', `${percentile(sel.lat, 50).toFixed(2)} / ${percentile(sel.lat, 99).toFixed(2)} ms`],
+      ['common (one or two of the top 30 words): p50 / p99', `${percentile(com.lat, 50).toFixed(2)} / ${percentile(com.lat, 99).toFixed(2)} ms`],
+      ...(verified ? [['answers differing from the exhaustive path (--verify)', verified]] : []),
       ['cold `fathom search` process, median of 5', median(cold).toFixed(0) + ' ms'],
       ...(coldPlain ? [['the same without NODE_EXTRA_CA_CERTS', median(coldPlain).toFixed(0) + ' ms']] : []),
     ],

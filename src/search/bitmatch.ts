@@ -256,6 +256,9 @@ interface ImpactList {
   at: number;
 }
 
+/** The threshold algorithm runs when at least `minDocs` documents have every token at its cheapest level (tests lower it). */
+export const impactLimits = { minDocs: 32768 };
+
 /** The threshold algorithm takes at most max(IMPACT_BUDGET_MIN, documents / IMPACT_BUDGET_SHARE) documents before the walk takes over. */
 const IMPACT_BUDGET_MIN = 4096;
 const IMPACT_BUDGET_SHARE = 16;
@@ -481,7 +484,8 @@ class Walk {
     const table = cheapest ? this.boundTable(X) : null;
     let steps = 0;
     // several tokens, each one common term per field at its cheapest level: heaviest tie-break first
-    if (table !== null && this.T > 1) {
+    // (on a few thousand documents the walk is cheaper than the impact classes' first use)
+    if (table !== null && this.T > 1 && countBits(X) >= impactLimits.minDocs) {
       const lists = this.impactLists();
       if (lists !== null) {
         const rest = this.byImpact(X, table, lists);
