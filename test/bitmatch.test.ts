@@ -62,7 +62,7 @@ describe('bit matching', () => {
         { name: 'body', type: 'string' },
         { name: 'tags', type: 'string[]' },
         { name: 'category', type: 'string', facet: true },
-        { name: 'price', type: 'int32' },
+        { name: 'price', type: 'int32', facet: true },
       ],
     });
     // several segments, some documents replaced or deleted
@@ -108,7 +108,7 @@ describe('bit matching', () => {
     for (let i = 0; i < 400; i++) {
       const raw: Record<string, string | number | boolean> = { q: query(r), query_by: r() < 0.6 ? 'title,body,tags' : r() < 0.5 ? 'title,body' : 'body' };
       if (r() < 0.3) raw.filter_by = `category:=[c${Math.floor(r() * 5)},c${Math.floor(r() * 5)}]`;
-      if (r() < 0.4) raw.facet_by = 'category';
+      if (r() < 0.4) raw.facet_by = r() < 0.5 ? 'category' : r() < 0.5 ? 'price' : 'category,price';
       if (r() < 0.25) raw.prioritize_exact_match = false;
       if (r() < 0.25) raw.query_by_weights = String(raw.query_by).split(',').map(() => 1 + Math.floor(r() * 4)).join(',');
       if (r() < 0.2) raw.sort_by = r() < 0.5 ? '_text_match:desc,price:desc' : 'price:asc,_text_match:desc';

@@ -201,6 +201,11 @@ export class Facets implements Collector<FacetResult[]> {
     this.counter.add(segIndex, this.segs[segIndex]!, ord);
   }
 
+  /** Every document of a segment set in `bits` (bit matching). */
+  collectBits(segIndex: number, bits: Uint32Array): void {
+    this.counter.addBits(segIndex, this.segs[segIndex]!, bits);
+  }
+
   harvest(): FacetResult[] {
     return this.counter.results(this.segs, this.maxValues, this.startTag, this.endTag, this.parentOf);
   }
@@ -224,16 +229,7 @@ export class Matches {
     return {
       count: (segIndex, bits, n) => {
         this.found += n;
-        const counting = this.counting;
-        if (counting === null) return;
-        for (let w = 0; w < bits.length; w++) {
-          let word = bits[w]!;
-          while (word !== 0) {
-            const low = word & -word;
-            counting.collect(segIndex, (w << 5) | (31 - Math.clz32(low)));
-            word ^= low;
-          }
-        }
+        this.counting?.collectBits(segIndex, bits);
       },
       rank: (segIndex, ord, score) => hits.collect(segIndex, ord, score, NO_EXTRA),
       mayEnter: (score, seq) => hits.mayEnter(score, seq),

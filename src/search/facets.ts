@@ -130,6 +130,71 @@ export class FacetCounter {
     }
   }
 
+  /**
+   * Counts every document of a segment set in `bits` at once (bit matching: search/bitmatch.ts),
+   * as `add` would one by one, reading the documents' values in one tight
+   * loop; what needs a document at a time (group_by, facet_return_parent) takes `add`.
+   */
+  addBits(segIndex: number, seg: LiveSegment, bits: Uint32Array): void {
+    if (this.groupOf || this.accs.some((a) => a.where)) {
+      forEachBit(bits, (ord) => this.add(segIndex, seg, ord));
+      return;
+    }
+    for (const a of this.accs) {
+      const f = a.spec.field;
+      a.lastSeg = -1; // (add re-reads the segment's column next time)
+      if (f.kind === 'text') {
+        const ti = seg.reader.text(f.id);
+        if (!ti || !ti.valueIds) continue;
+        let counts = a.segCounts.get(segIndex);
+        if (!counts) a.segCounts.set(segIndex, (counts = new Int32Array(ti.valueDict!.size)));
+        const flat = singleValues(ti);
+        if (flat !== null) {
+          // one value or none per document: its id + 1 (0: none), read 32 documents a word
+          const tally = new Int32Array(counts.length + 1);
+          for (let w = 0; w < bits.length; w++) {
+            let word = bits[w]!;
+            const base = w << 5;
+            if (word === -1) {
+              for (let i = 0; i < 32; i++) tally[flat[base + i]!]!++;
+              continue;
+            }
+            while (word !== 0) {
+              const low = word & -word;
+              word ^= low;
+              tally[flat[base + 31 - Math.clz32(low)]!]!++;
+            }
+          }
+          for (let v = 0; v < counts.length; v++) counts[v]! += tally[v + 1]!;
+          continue;
+        }
+        const { offsets, values } = ti.valueIds;
+        for (let w = 0; w < bits.length; w++) {
+          let word = bits[w]!;
+          while (word !== 0) {
+            const low = word & -word;
+            const ord = (w << 5) | (31 - Math.clz32(low));
+            word ^= low;
+            for (let k = offsets[ord]!, end = offsets[ord + 1]!; k < end; k++) counts[values[k]!]!++;
+          }
+        }
+      } else {
+        const col = seg.reader.numeric(f.id);
+        if (!col) continue;
+        forEachBit(bits, (ord) => {
+          for (let k = col.offsets[ord]!; k < col.offsets[ord + 1]!; k++) {
+            const v = col.values[k]!;
+            a.nums.set(v, (a.nums.get(v) ?? 0) + 1);
+            if (v < a.min) a.min = v;
+            if (v > a.max) a.max = v;
+            a.sum += v;
+            a.n++;
+          }
+        });
+      }
+    }
+  }
+
   results(segs: LiveSegment[], maxValues: number, startTag: string, endTag: string, parentOf?: ParentOf): FacetResult[] {
     return this.accs.map((a) => {
       const f = a.spec.field;
@@ -178,6 +243,41 @@ export class FacetCounter {
         stats,
       };
     });
+  }
+}
+
+/** Per text index of a single-valued field with fewer than 65,535 values: each document's value id + 1 (0: none), built on first use; null otherwise. */
+const flatValues = new WeakMap<TextIndex, Uint16Array | null>();
+function singleValues(ti: TextIndex): Uint16Array | null {
+  let out = flatValues.get(ti);
+  if (out === undefined) {
+    out = null;
+    const { offsets, values } = ti.valueIds!;
+    const n = offsets.length - 1;
+    if (ti.valueDict!.size < 65535 && values.length <= n) {
+      // (padded to whole words of 32 documents: the last word may be read in full)
+      const flat = new Uint16Array(((n + 31) >>> 5) << 5);
+      let single = true;
+      for (let d = 0; d < n && single; d++) {
+        const len = offsets[d + 1]! - offsets[d]!;
+        if (len > 1) single = false;
+        else if (len === 1) flat[d] = values[offsets[d]!]! + 1;
+      }
+      if (single) out = flat;
+    }
+    flatValues.set(ti, out);
+  }
+  return out;
+}
+
+function forEachBit(bits: Uint32Array, fn: (d: number) => void): void {
+  for (let w = 0; w < bits.length; w++) {
+    let word = bits[w]!;
+    while (word !== 0) {
+      const low = word & -word;
+      fn((w << 5) | (31 - Math.clz32(low)));
+      word ^= low;
+    }
   }
 }
 
