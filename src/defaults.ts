@@ -238,6 +238,13 @@ export const MERGE_POLICY = {
   base: 64,
   /** A segment with more than this fraction of deleted documents is rewritten. */
   maxDeletedRatio: 0.3,
+  /**
+   * Merges never make a segment of more live documents than this (a merge holds its whole
+   * output in memory, about 0.7 KB a document of the million benchmark's, and reads its
+   * sources: two million keep a merging process near 3 GB). A bulk import's final merge
+   * then ends in segments of up to this many, not one.
+   */
+  maxDocs: 2_000_000,
 } as const;
 
 // ---------------------------------------------------------------------------

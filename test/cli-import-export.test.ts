@@ -3,6 +3,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { BIN, BOOKS_SCHEMA, ROOT, cli, dataDirPath, jsonLines, lines, openEngine, tmpDir } from './helpers.js';
+import { snapshot } from '../src/index/manifest.js';
 
 async function booksDir(): Promise<string> {
   const dir = dataDirPath();
@@ -14,6 +15,25 @@ async function booksDir(): Promise<string> {
 const book = (i: number, extra: Record<string, unknown> = {}) => ({ id: `b${i}`, title: `Book number ${i}`, author: `Author ${i % 7}`, year: 1900 + (i % 120), tags: [`t${i % 5}`], ...extra });
 
 describe('fathom import', () => {
+  it('merges a bulk import into one segment in a child process, every document kept', async () => {
+    const dir = await booksDir();
+    const input = Array.from({ length: 300 }, (_, i) => JSON.stringify(book(i))).join('\n') + '\n';
+    // (a transaction of 20 documents: 15 segments to merge)
+    const r = await cli(['import', 'books', '--quiet', '--batch-size', '20', '-d', dir], { input });
+    expect(r.code).toBe(0);
+    // (the summary alone: a merge that failed in the child, and was done here instead, is logged)
+    expect(lines(r.stderr)).toEqual([expect.stringMatching(/^imported 300 of 300 documents/)]);
+    const e = openEngine(dir);
+    try {
+      const snap = snapshot(e.store, (e.store.collections.get('books') as { id: number }).id);
+      expect(snap.segments.map((s) => s.reader.n)).toEqual([300]);
+      expect((await e.search('books', { q: '*', per_page: 0 })).found).toBe(300);
+      expect((await e.search('books', { q: 'number 299', query_by: 'title' })).hits![0]!.document.id).toBe('b299');
+    } finally {
+      await e.close();
+    }
+  });
+
   it('prints one result line per input line, in order, and a summary on stderr', async () => {
     const dir = await booksDir();
     const input = [book(1), book(2), book(3)].map((b) => JSON.stringify(b)).join('\n') + '\n';

@@ -11,7 +11,8 @@
  *   - the wall-clock time of a cold `fathom search` process;
  *   - with --verify, that every answer of the mix (found, hits, text_match, facets) is the
  *     one the exhaustive path gives (bit matching off, search/match.ts bitMatching);
- *   - the import's peak RSS, and its anonymous and file-backed parts (the LMDB map's pages).
+ *   - the import's peak RSS (GNU time), and sampled from /proc the anonymous and file-backed
+ *     (the LMDB map's pages) resident memory of the import process and of its merge process.
  *
  *   node bench/run.mjs million [--n 1000000] [--queries 200] [--keep DIR] [--verify]
  */
@@ -73,29 +74,46 @@ if (!fs.existsSync(path.join(dir, 'data.mdb'))) {
   const imp = await runMeasured(cmd, args);
   parts.stop();
   if (imp.code !== 0) throw new Error(imp.stderr);
-  console.error(`import: ${(imp.ms / 1000).toFixed(1)} s, ${Math.round(N / (imp.ms / 1000))} docs/s, peak RSS ${mb(imp.maxRssKb * 1024)} (sampled every 100 ms: anonymous up to ${mb(parts.anon)}, file-backed up to ${mb(parts.file)})`);
+  console.error(
+    `import: ${(imp.ms / 1000).toFixed(1)} s, ${Math.round(N / (imp.ms / 1000))} docs/s, peak RSS ${mb(imp.maxRssKb * 1024)}; sampled every 100 ms: ` +
+      `the import process anonymous up to ${mb(parts.anon)}, file-backed up to ${mb(parts.file)}; its merge process ${mb(parts.mergeAnon)} and ${mb(parts.mergeFile)}; the two together up to ${mb(parts.both)}`,
+  );
   fs.rmSync(file, { force: true });
 }
 
 /**
- * Samples the import process's memory from /proc every 100 ms: the largest anonymous and
- * file-backed resident sizes seen (the import is the node process running `import`).
+ * Samples memory from /proc every 100 ms: the largest anonymous and file-backed resident
+ * sizes seen, of the import (the node process running `import`) and of its merge process
+ * (index/merge-worker.ts run as a child), and the largest sum of the two.
  */
-function sampleRss(): { stop: () => void; anon: number; file: number } {
-  const out = { anon: 0, file: 0, stop: () => clearInterval(timer) };
+function sampleRss(): { stop: () => void; anon: number; file: number; mergeAnon: number; mergeFile: number; both: number } {
+  const out = { anon: 0, file: 0, mergeAnon: 0, mergeFile: 0, both: 0, stop: () => clearInterval(timer) };
   const timer = setInterval(() => {
+    let sum = 0;
     for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
       try {
         const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-        if (!cmdline.includes('fathom.js\0import') || cmdline.startsWith('/usr/bin/time')) continue;
+        if (cmdline.startsWith('/usr/bin/time')) continue;
+        const importing = cmdline.includes('fathom.js\0import');
+        const merging = cmdline.includes('merge-worker.js\0' + dir);
+        if (!importing && !merging) continue;
         const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
         const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
-        out.anon = Math.max(out.anon, kb('RssAnon'));
-        out.file = Math.max(out.file, kb('RssFile'));
+        const anon = kb('RssAnon');
+        const file = kb('RssFile');
+        sum += anon + file;
+        if (importing) {
+          out.anon = Math.max(out.anon, anon);
+          out.file = Math.max(out.file, file);
+        } else {
+          out.mergeAnon = Math.max(out.mergeAnon, anon);
+          out.mergeFile = Math.max(out.mergeFile, file);
+        }
       } catch {
         // (gone)
       }
     }
+    out.both = Math.max(out.both, sum);
   }, 100);
   return out;
 }

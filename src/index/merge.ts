@@ -33,8 +33,16 @@ export interface MergeResult {
   remap: Int32Array[];
 }
 
+/** What the merge policy weighs (defaults.ts MERGE_POLICY). */
+export interface MergePolicy {
+  factor: number;
+  base: number;
+  maxDeletedRatio: number;
+  maxDocs: number;
+}
+
 /** Which segments to merge next, or undefined when the manifest is in shape. */
-export function planMerge(segments: readonly SegmentInfo[], policy = MERGE_POLICY): SegmentInfo[] | undefined {
+export function planMerge(segments: readonly SegmentInfo[], policy: MergePolicy = MERGE_POLICY): SegmentInfo[] | undefined {
   // A segment that is mostly deleted is rewritten on its own.
   for (const s of segments) {
     if (s.n > 0 && s.del / s.n > policy.maxDeletedRatio) return [s];
@@ -42,6 +50,7 @@ export function planMerge(segments: readonly SegmentInfo[], policy = MERGE_POLIC
   const tiers = new Map<number, SegmentInfo[]>();
   for (const s of segments) {
     const live = Math.max(1, s.n - s.del);
+    if (live >= policy.maxDocs) continue; // (full: merged no further)
     const tier = live <= policy.base ? 0 : Math.floor(Math.log(live / policy.base) / Math.log(policy.factor)) + 1;
     let t = tiers.get(tier);
     if (!t) tiers.set(tier, (t = []));
@@ -49,14 +58,38 @@ export function planMerge(segments: readonly SegmentInfo[], policy = MERGE_POLIC
   }
   for (const tier of [...tiers.keys()].sort((a, b) => a - b)) {
     const group = tiers.get(tier)!;
-    if (group.length >= policy.factor) return group.slice(0, policy.factor);
+    if (group.length < policy.factor) continue;
+    // (up to policy.maxDocs live documents: the first of the group that fit, at least two)
+    const fit = fitting(group.slice(0, policy.factor), policy.maxDocs);
+    if (fit.length >= 2) return fit;
   }
   return undefined;
 }
 
-/** Everything into one segment (used after bulk imports and by `optimize`). */
-export function planFullMerge(segments: readonly SegmentInfo[]): SegmentInfo[] | undefined {
-  if (segments.length > 1 || segments.some((s) => s.del > 0)) return [...segments];
+/** The first segments of a list whose live documents add up to at most `max`. */
+function fitting(list: readonly SegmentInfo[], max: number): SegmentInfo[] {
+  const out: SegmentInfo[] = [];
+  let live = 0;
+  for (const s of list) {
+    live += s.n - s.del;
+    if (live > max && out.length > 0) break;
+    out.push(s);
+  }
+  return out;
+}
+
+/**
+ * Everything into as few segments as policy.maxDocs allows (used after bulk imports and by
+ * `optimize`): runs of segments in seq order packed up to that many live documents; the
+ * first run of two or more, or a segment with deletions on its own. Undefined when none.
+ */
+export function planFullMerge(segments: readonly SegmentInfo[], policy: MergePolicy = MERGE_POLICY): SegmentInfo[] | undefined {
+  const sorted = [...segments].sort((a, b) => a.min - b.min);
+  for (let i = 0; i < sorted.length; ) {
+    const run = fitting(sorted.slice(i), policy.maxDocs);
+    if (run.length > 1 || run[0]!.del > 0) return run;
+    i += run.length;
+  }
   return undefined;
 }
 
