@@ -94,8 +94,7 @@ export function importCommand(run: (fn: () => Promise<ExitCode>) => Promise<void
           engine.syncVectors(collection); // build and save vector graphs so the next open loads them
           return { ...s, unmerged };
         });
-        // (merges in a child process: the pages they read are not held in this one, index/merge-worker.ts)
-      }, { merges: 'process' });
+      });
       bar?.stop();
       const secs = (performance.now() - started) / 1000;
       const rate = Math.round(summary.total / Math.max(secs, 0.001));

@@ -73,11 +73,9 @@ export interface EngineOptions extends OpenOptions {
   modelRepositoryUrl?: string;
   /**
    * Where segment merges run after writes: 'worker' (default) in a worker thread,
-   * 'process' in a child process (bulk imports: the pages merges read stay out of this
-   * process, index/merge-worker.ts), 'inline' on this thread between writes, 'off' never
-   * (tests of the raw write path).
+   * 'inline' on this thread between writes, 'off' never (tests of the raw write path).
    */
-  merges?: 'worker' | 'process' | 'inline' | 'off';
+  merges?: 'worker' | 'inline' | 'off';
   /** Answers kept for searches sent with `use_cache` (default SEARCH_CACHE_ENTRIES; 0: none). */
   searchCacheEntries?: number;
   /** Where background failures (merges, vector graph upkeep) are reported (default: one JSON line on stderr). */
@@ -116,7 +114,7 @@ export interface WriteOptions {
 export class Engine {
   /** The data directory's databases: for the engine's own modules and tests, never for commands/ or src/server/ (the lint forbids it there). */
   readonly store: Store;
-  readonly merges: 'worker' | 'process' | 'inline' | 'off';
+  readonly merges: 'worker' | 'inline' | 'off';
   private merger: Merger;
   /** Prepares import batches ahead of their transactions (a worker thread, started on demand). */
   private readonly preparer = new Preparer();
@@ -142,7 +140,7 @@ export class Engine {
   }
 
   private newMerger(): Merger {
-    return new Merger(this.store, this.merges === 'off' ? 'inline' : this.merges, (collection, e) => this.log.error({ collection, err: e }, 'a background segment merge failed'));
+    return new Merger(this.store, this.merges === 'worker', (collection, e) => this.log.error({ collection, err: e }, 'a background segment merge failed'));
   }
 
   static open(dir: string, opts: EngineOptions = {}): Engine {

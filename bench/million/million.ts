@@ -76,7 +76,8 @@ if (!fs.existsSync(path.join(dir, 'data.mdb'))) {
   if (imp.code !== 0) throw new Error(imp.stderr);
   console.error(
     `import: ${(imp.ms / 1000).toFixed(1)} s, ${Math.round(N / (imp.ms / 1000))} docs/s, peak RSS ${mb(imp.maxRssKb * 1024)}; sampled every 100 ms: ` +
-      `the import process anonymous up to ${mb(parts.anon)}, file-backed up to ${mb(parts.file)}; its merge process ${mb(parts.mergeAnon)} and ${mb(parts.mergeFile)}; the two together up to ${mb(parts.both)}`,
+      `anonymous up to ${mb(parts.anon)}, file-backed (the LMDB map's pages) up to ${mb(parts.file)}` +
+      (parts.mergeAnon > 0 ? `; a merge process ${mb(parts.mergeAnon)} and ${mb(parts.mergeFile)}, the two together up to ${mb(parts.both)}` : ''),
   );
   fs.rmSync(file, { force: true });
 }
