@@ -714,9 +714,11 @@ export class PostingCursor {
    */
   private jump(target: number): void {
     const s = this.skips!;
-    let lo = 0;
+    // (a target before the next skip entry: read on, no search)
+    const next = Math.floor((this.df - this.left) / SKIP_EVERY) + 1;
+    if (next >= s.doc.length || s.doc[next]! > target) return;
+    let lo = next;
     let hi = s.doc.length - 1;
-    if (hi < 0 || s.doc[0]! > target) return;
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1;
       if (s.doc[mid]! <= target) lo = mid;
