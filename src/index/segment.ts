@@ -536,6 +536,13 @@ export class TextIndex {
     return sum;
   }
 
+  /** The length in words of the document's first value (of a single-valued field, its value); -1 when it has none. */
+  lengthOf(d: number): number {
+    const { offsets, values } = this.lengths;
+    const a = offsets[d]!;
+    return a < offsets[d + 1]! ? values[a]! : -1;
+  }
+
   private avg = -1;
   /** The mean docLength over the segment's documents (for BM25's length normalisation; cached). */
   avgLength(): number {

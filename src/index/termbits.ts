@@ -19,6 +19,7 @@
  * what is kept is bounded over all segments (termBitsLimits).
  */
 import type { TextIndex } from './segment.js';
+import { ByteReader } from './codec.js';
 
 /** Postings between two skip entries. */
 export const SKIP_EVERY = 64;
@@ -154,32 +155,14 @@ function build(ti: TextIndex, t: number, owner: Map<number, Entry>): Entry {
   const entries = Math.ceil(df / SKIP_EVERY);
   const buf = ti.postings;
   const skips: Skips = { doc: new Int32Array(entries), prev: new Int32Array(entries), at: new Uint32Array(entries), before: new Float64Array(entries), pos: new Uint32Array(entries), resolved: 0, posStart: ti.posOffsets[t]!, buf };
-  let p = ti.postOffsets[t]!;
+  const r = new ByteReader(buf, ti.postOffsets[t]!);
   let positions = 0;
   let d = 0;
   let last = -1;
   for (let i = 0; i < df; i++) {
-    const at = p;
-    let byte = buf[p++]!;
-    let delta = byte & 0x7f;
-    if (byte >= 0x80) {
-      let scale = 128;
-      do {
-        byte = buf[p++]!;
-        delta += (byte & 0x7f) * scale;
-        scale *= 128;
-      } while (byte >= 0x80);
-    }
-    byte = buf[p++]!;
-    let tf = byte & 0x7f;
-    if (byte >= 0x80) {
-      let scale = 128;
-      do {
-        byte = buf[p++]!;
-        tf += (byte & 0x7f) * scale;
-        scale *= 128;
-      } while (byte >= 0x80);
-    }
+    const at = r.pos;
+    const delta = r.varint();
+    const tf = r.varint();
     d += delta;
     if ((i & (SKIP_EVERY - 1)) === 0) {
       const j = i / SKIP_EVERY;
@@ -231,26 +214,12 @@ export function orTermInto(ti: TextIndex, t: number, out: Uint32Array, multi: Ui
     return e.maxTf;
   }
   const df = ti.docFreq[t]!;
-  const buf = ti.postings;
-  let p = ti.postOffsets[t]!;
+  const r = new ByteReader(ti.postings, ti.postOffsets[t]!);
   let d = 0;
   let maxTf = 0;
   for (let i = 0; i < df; i++) {
-    let byte = buf[p++]!;
-    let delta = byte & 0x7f;
-    let scale = 128;
-    while (byte >= 0x80) {
-      byte = buf[p++]!;
-      delta += (byte & 0x7f) * scale;
-      scale *= 128;
-    }
-    let tf = 0;
-    scale = 1;
-    do {
-      byte = buf[p++]!;
-      tf += (byte & 0x7f) * scale;
-      scale *= 128;
-    } while (byte >= 0x80);
+    const delta = r.varint();
+    const tf = r.varint();
     d += delta;
     out[d >>> 5]! |= 1 << (d & 31);
     if (tf > 1 && multi !== null) multi[d >>> 5]! |= 1 << (d & 31);
@@ -276,38 +245,21 @@ function buildImpacts(ti: TextIndex, t: number): Impacts {
   const df = ti.docFreq[t]!;
   const classes = (IMPACT_TF + 1) * 256;
   const cls = new Uint16Array(df);
+  const docs = new Int32Array(df);
   const count = new Int32Array(classes);
   const { offsets, values } = ti.lengths;
-  const buf = ti.postings;
-  // pass 1: each posting's class
-  let p = ti.postOffsets[t]!;
+  // pass 1: each posting's document and class
+  const r = new ByteReader(ti.postings, ti.postOffsets[t]!);
   let d = 0;
   for (let i = 0; i < df; i++) {
-    let byte = buf[p++]!;
-    let delta = byte & 0x7f;
-    if (byte >= 0x80) {
-      let scale = 128;
-      do {
-        byte = buf[p++]!;
-        delta += (byte & 0x7f) * scale;
-        scale *= 128;
-      } while (byte >= 0x80);
-    }
-    byte = buf[p++]!;
-    let tf = byte & 0x7f;
-    if (byte >= 0x80) {
-      let scale = 128;
-      do {
-        byte = buf[p++]!;
-        tf += (byte & 0x7f) * scale;
-        scale *= 128;
-      } while (byte >= 0x80);
-    }
+    const delta = r.varint();
+    const tf = r.varint();
     d += delta;
     const a = offsets[d]!;
     const len = offsets[d + 1]! - a === 1 ? values[a]! : ti.docLength(d);
     const c = (Math.min(tf, IMPACT_TF) << 8) | Math.min(len, IMPACT_LEN);
     cls[i] = c;
+    docs[i] = d;
     count[c]!++;
   }
   // the heaviest classes (BM25's shape, idf aside, at this segment's mean length) up to the share kept
@@ -326,28 +278,26 @@ function buildImpacts(ti: TextIndex, t: number): Impacts {
   }
   const starts = new Int32Array(classes + 1);
   for (let c = 0; c < classes; c++) starts[c + 1] = starts[c]! + (kept[c] ? count[c]! : 0);
-  // pass 2: the kept classes' documents (ordinals ascending within a class)
+  // the kept classes' documents (ordinals ascending within a class)
   const fill = starts.slice(0, classes);
   const ords = new Int32Array(total);
-  p = ti.postOffsets[t]!;
-  d = 0;
   for (let i = 0; i < df; i++) {
-    let byte = buf[p++]!;
-    let delta = byte & 0x7f;
-    if (byte >= 0x80) {
-      let scale = 128;
-      do {
-        byte = buf[p++]!;
-        delta += (byte & 0x7f) * scale;
-        scale *= 128;
-      } while (byte >= 0x80);
-    }
-    while (buf[p++]! >= 0x80); // tf
-    d += delta;
     const c = cls[i]!;
-    if (kept[c]) ords[fill[c]!++] = d;
+    if (kept[c]) ords[fill[c]!++] = docs[i]!;
   }
   return { count, starts, kept, ords };
+}
+
+/** Calls `fn` with each document set in a bitmap, ascending. */
+export function forEachBit(bits: Uint32Array, fn: (d: number) => void): void {
+  for (let w = 0; w < bits.length; w++) {
+    let word = bits[w]!;
+    while (word !== 0) {
+      const low = word & -word;
+      fn((w << 5) | (31 - Math.clz32(low)));
+      word ^= low;
+    }
+  }
 }
 
 /** Bits set in a bitmap. */

@@ -29,9 +29,9 @@
  */
 import type { LiveSegment } from '../index/manifest.js';
 import { type TextIndex } from '../index/segment.js';
-import { IMPACT_TF, countBits, orTermInto, termBitsAndTf, termImpacts, termSkips, wordsFor, type Impacts } from '../index/termbits.js';
-import { DocPositions, bestField, rarity, type MatchInput, type TokenCursor } from './match.js';
-import { TIE_MAX, baseScore, bm25, bm25Idf, coverage, fieldKey, fieldPart, idfOf, popcount, rarityTie, textMatchOf, tieSumFor, upperScore } from './score.js';
+import { IMPACT_TF, countBits, forEachBit, orTermInto, termBitsAndTf, termImpacts, termSkips, wordsFor, type Impacts } from '../index/termbits.js';
+import { DocPositions, bestField, oneTokenScore, rarity, type MatchInput, type TokenCursor } from './match.js';
+import { TIE_MAX, baseScore, bm25Idf, coverage, fieldPart, idfOf, popcount, rarityTie, textMatchOf, tieSumFor, upperScore } from './score.js';
 
 /** Where bit matching puts what it finds. */
 export interface BitSink {
@@ -223,8 +223,10 @@ interface BoundTable {
   /** The entry bar the table was last refreshed for (null: none, all may enter). */
   bar: EntryBar | null;
   upper: Float64Array;
-  /** Per allowed key, the least BM25 sum of the tie-break (keyTieSum) that may still enter (score.ts tieSumFor). */
+  /** Per allowed key, the least BM25 sum of the tie-break (Walk.tieSum) that may still enter (score.ts tieSumFor). */
   sumNeed: Float64Array;
+  /** Per key, from index key * F, the tokens each field holds (as Walk.masks). */
+  keyMasks: Int32Array;
   /** Per single-valued field, the key bit saying its length is the query's. */
   lengthBits: number[];
   /** The allowed keys when there are at most FEW_KEYS of them (`few` >= 0, else -1); then documents are sifted 32 at a time. */
@@ -281,13 +283,11 @@ function docsOfLength(ti: TextIndex, length: number): OfLength {
   if (!m) byLength.set(ti, (m = new Map()));
   let r = m.get(length);
   if (!r) {
-    const { offsets, values } = ti.lengths;
-    const n = offsets.length - 1;
+    const n = ti.lengths.offsets.length - 1;
     const bits = new Uint32Array(wordsFor(n));
     let count = 0;
     for (let d = 0; d < n; d++) {
-      const a = offsets[d]!;
-      if (a < offsets[d + 1]! && values[a] === length) {
+      if (ti.lengthOf(d) === length) {
         bits[d >>> 5]! |= 1 << (d & 31);
         count++;
       }
@@ -296,10 +296,7 @@ function docsOfLength(ti: TextIndex, length: number): OfLength {
     if (count * 64 <= n) {
       list = new Int32Array(count);
       let i = 0;
-      for (let d = 0; d < n && i < count; d++) {
-        const a = offsets[d]!;
-        if (a < offsets[d + 1]! && values[a] === length) list[i++] = d;
-      }
+      for (let d = 0; d < n && i < count; d++) if (ti.lengthOf(d) === length) list[i++] = d;
     }
     r = { bits, count, list };
     if (length <= 8) m.set(length, r);
@@ -331,31 +328,18 @@ function newestFirst(
   const score = (d: number): number => {
     const li = levelOf(FB, d);
     const typo = costs[li]!;
-    let fieldsMatched = 0;
-    let best = -1;
-    let bestWeight = 0;
-    let bestExact = 0;
-    let bestWhole = 0;
+    let mask = 0;
+    let whole = 0;
+    let exact = 0;
     for (let f = 0; f < F; f++) {
       if (!has(FB[li]![f]!, d)) continue;
-      fieldsMatched++;
-      const whole = has(WB[li]![f]!, d) ? 1 : 0;
-      let exact = 0;
+      mask |= 1 << f;
+      if (!has(WB[li]![f]!, d)) continue;
+      whole |= 1 << f;
       // (as matchOneToken: a single-valued field one word long, the word itself)
-      if (checkExact && typo === 0 && whole === 1) {
-        const ti = texts[f]!;
-        const a = ti.lengths.offsets[d]!;
-        exact = a < ti.lengths.offsets[d + 1]! && ti.lengths.values[a] === 1 ? 1 : 0;
-      }
-      const key = fieldKey(1, 255, weights[f]!, exact, whole);
-      if (key > best) {
-        best = key;
-        bestWeight = weights[f]!;
-        bestExact = exact;
-        bestWhole = whole;
-      }
+      if (checkExact && typo === 0 && texts[f]!.lengthOf(d) === 1) exact |= 1 << f;
     }
-    return baseScore(1, typo, fieldsMatched) + fieldPart(255, bestWeight, bestExact, bestWhole);
+    return oneTokenScore(mask, whole, exact, typo, weights);
   };
   // the exact matches (few): scored first, so that the walk below can assume none is left
   let exactDocs: Uint32Array | null = null;
@@ -397,17 +381,6 @@ function newestFirst(
   return true;
 }
 
-function forEachBit(bits: Uint32Array, fn: (d: number) => void): void {
-  for (let w = 0; w < bits.length; w++) {
-    let word = bits[w]!;
-    while (word !== 0) {
-      const low = word & -word;
-      fn((w << 5) | (31 - Math.clz32(low)));
-      word ^= low;
-    }
-  }
-}
-
 /**
  * Several tokens: documents of a bitmap in ordinal order (cursors only move forward), each
  * bounded before anything is read, then scored as matchTaat's second pass scores it.
@@ -418,6 +391,8 @@ class Walk {
   private readonly tokMin: Int32Array;
   /** Per token, its cheapest cost level in the current document. */
   private readonly level: Int32Array;
+  /** Every token at its cheapest level (level 0): the documents of a bound table. */
+  private readonly cheapestLevels: Int32Array;
   private readonly masks: Int32Array;
   private readonly wholeMasks: Int32Array;
   private readonly T: number;
@@ -444,33 +419,47 @@ class Walk {
     this.pos = new DocPositions(this.T * this.F);
     this.tokMin = new Int32Array(this.T);
     this.level = new Int32Array(this.T);
+    this.cheapestLevels = new Int32Array(this.T);
     this.masks = new Int32Array(this.F);
     this.wholeMasks = new Int32Array(this.F);
   }
 
   /**
    * A bound on document d's rarity tie-break (match.ts rarity), from the field lengths and
-   * the groups' bounds: per token the best BM25 weight over the fields holding it, with
-   * the fewest documents of its group and, where the document holds a term more than
-   * once, the most times any does. Exact when each group is one term held once.
+   * the groups' bounds: tieSum's, as rarityTie weighs it.
    */
   private tieBound(d: number, level: Int32Array): number {
-    const { T, F, G, masks } = this;
+    return rarityTie(this.tieSum(d, level, this.masks, 0), this.T, this.tieStats.n);
+  }
+
+  /**
+   * The BM25 sum a bound on the tie-break is made from: per token (at cost level level[t])
+   * the best weight over the fields holding it (masks[at + f] has bit t), each with its
+   * group's fewest documents and, where the document holds a term more than once, the most
+   * times any does. Exact when each group is one term held once.
+   */
+  private tieSum(d: number, level: Int32Array, masks: Int32Array, at: number): number {
+    const { T, F, G } = this;
     const { avgLen, n } = this.tieStats;
     let sum = 0;
     for (let t = 0; t < T; t++) {
       let best = 0;
       const groups = G[t]![level[t]!]!;
       for (let f = 0; f < F; f++) {
-        if ((masks[f]! & (1 << t)) === 0) continue;
+        if ((masks[at + f]! & (1 << t)) === 0) continue;
         const g = groups[f]!;
-        const tf = has(g.multi, d) ? g.maxTf : 1;
-        const w = bm25(g.minDf, n, tf, g.lengths.docLength(d), avgLen[f]!);
+        if (g.idf < 0) g.idf = idfOf(g.minDf, n);
+        const len = g.lengths.docLength(d);
+        let w: number;
+        // (the weight of this length, held once or the most times any document does, tabled once per search)
+        if (len >= BY_LENGTH) w = bm25Idf(g.idf, has(g.multi, d) ? g.maxTf : 1, len, avgLen[f]!);
+        else if (!has(g.multi, d)) w = (g.once ??= weightsByLength(g.idf, 1, avgLen[f]!))[len]!;
+        else w = (g.most ??= weightsByLength(g.idf, g.maxTf, avgLen[f]!))[len]!;
         if (w > best) best = w;
       }
       sum += best;
     }
-    return rarityTie(sum, T, n);
+    return sum;
   }
 
   /**
@@ -537,7 +526,7 @@ class Walk {
         if ((++steps & 1023) === 0 && this.shouldStop()) return false;
         const d = (w << 5) | bit;
         // (the bound on the tie-break's BM25 sum, before anything else is read)
-        if (T > 1 && this.keyTieSum(d, key) < table.sumNeed[key]!) continue;
+        if (T > 1 && this.tieSum(d, this.cheapestLevels, table.keyMasks, key * this.F) < table.sumNeed[key]!) continue;
         if (this.visit(d)) this.refresh(table);
       }
     }
@@ -671,7 +660,7 @@ class Walk {
         let key = 0;
         for (let k = 0; k < K; k++) if (has(sources[k]!, d)) key |= 1 << k;
         if (table.allowed[key] === 0) continue;
-        if (this.keyTieSum(d, key) < table.sumNeed[key]!) continue;
+        if (this.tieSum(d, this.cheapestLevels, table.keyMasks, key * this.F) < table.sumNeed[key]!) continue;
         if (this.visit(d, true)) this.refresh(table);
       }
     }
@@ -710,7 +699,7 @@ class Walk {
     }
     if (sources.length > MAX_TABLE_BITS) return null;
     const size = 1 << sources.length;
-    const table: BoundTable = { sources, allowed: new Uint8Array(size), done: new Uint8Array(size), upper: new Float64Array(size), sumNeed: new Float64Array(size), keys: new Int32Array(FEW_KEYS), few: 0, lengthBits, bar: null };
+    const table: BoundTable = { sources, allowed: new Uint8Array(size), done: new Uint8Array(size), upper: new Float64Array(size), sumNeed: new Float64Array(size), keyMasks: new Int32Array(size * this.F), keys: new Int32Array(FEW_KEYS), few: 0, lengthBits, bar: null };
     this.uppers(table);
     this.refresh(table);
     return table;
@@ -729,6 +718,7 @@ class Walk {
         for (let t = 0; t < T; t++) if (key & (1 << (t * F + f))) masks[f]! |= 1 << t;
         held |= masks[f]!;
       }
+      table.keyMasks.set(masks, key * F);
       if (held !== all) {
         table.upper[key] = -1;
         continue;
@@ -776,33 +766,6 @@ class Walk {
     table.few = few <= FEW_KEYS ? few : -1;
   }
 
-  /** tieBound's BM25 sum (before rarityTie) for a document at every token's cheapest level, its fields read from its table key. */
-  private keyTieSum(d: number, key: number): number {
-    const { T, F, G } = this;
-    const { avgLen, n } = this.tieStats;
-    let sum = 0;
-    for (let t = 0; t < T; t++) {
-      let best = 0;
-      const groups = G[t]![0]!;
-      for (let f = 0; f < F; f++) {
-        if ((key & (1 << (t * F + f))) === 0) continue;
-        const g = groups[f]!;
-        if (g.idf < 0) g.idf = idfOf(g.minDf, n);
-        const { offsets, values } = g.lengths.lengths;
-        const a = offsets[d]!;
-        const len = offsets[d + 1]! - a === 1 ? values[a]! : g.lengths.docLength(d);
-        let w: number;
-        // (the weight of this length, held once or the most times any document does, tabled once per search)
-        if (len >= BY_LENGTH) w = bm25Idf(g.idf, has(g.multi, d) ? g.maxTf : 1, len, avgLen[f]!);
-        else if (!has(g.multi, d)) w = (g.once ??= weightsByLength(g.idf, 1, avgLen[f]!))[len]!;
-        else w = (g.most ??= weightsByLength(g.idf, g.maxTf, avgLen[f]!))[len]!;
-        if (w > best) best = w;
-      }
-      sum += best;
-    }
-    return sum;
-  }
-
   /** Scores document d if it may enter the page; true when it was offered (ranked). */
   private visit(d: number, random = false): boolean {
     const level = this.level;
@@ -836,12 +799,7 @@ class Walk {
       const all = T === 32 ? -1 : (1 << T) - 1;
       for (let f = 0; f < F && exactPossible === 0; f++) {
         if (masks[f] !== all || wholeMasks[f] !== all) continue;
-        if (arrayField[f]) exactPossible = 1;
-        else {
-          const ti = texts[f]!;
-          const a = ti.lengths.offsets[d]!;
-          if (a < ti.lengths.offsets[d + 1]! && ti.lengths.values[a] === T) exactPossible = 1;
-        }
+        if (arrayField[f] || texts[f]!.lengthOf(d) === T) exactPossible = 1;
       }
     }
     const seq = seqs[d]!;

@@ -6,6 +6,7 @@ import type { LiveSegment } from '../index/manifest.js';
 import type { NumericColumn, TextIndex } from '../index/segment.js';
 import type { Field } from '../schema/schema.js';
 import type { FacetSpec } from '../query/plan.js';
+import { forEachBit } from '../index/termbits.js';
 
 export interface FacetCount {
   count: number;
@@ -268,17 +269,6 @@ function singleValues(ti: TextIndex): Uint16Array | null {
     flatValues.set(ti, out);
   }
   return out;
-}
-
-function forEachBit(bits: Uint32Array, fn: (d: number) => void): void {
-  for (let w = 0; w < bits.length; w++) {
-    let word = bits[w]!;
-    while (word !== 0) {
-      const low = word & -word;
-      fn((w << 5) | (31 - Math.clz32(low)));
-      word ^= low;
-    }
-  }
 }
 
 function addGroup(groups: Map<string | number, Set<string>>, value: string | number, group: string): void {

@@ -24,7 +24,7 @@ import { CandidateRounds, sameCandidates, type CandidateTable } from './candidat
 import { CorpusStats, matchSegment, type BitInput } from './match.js';
 import type { BitChannel } from './collectors.js';
 import type { BitFilters } from './bitmatch.js';
-import { wordsFor } from '../index/termbits.js';
+import { forEachBit, wordsFor } from '../index/termbits.js';
 import { respaced } from './score.js';
 
 /** Per segment: filter_by's allowed documents and the documents an excluded word removes (null: none). */
@@ -76,16 +76,7 @@ class Seen {
     const out = (this.bytes[s] ??= new Uint8Array(this.segs[s]!.reader.n));
     for (let i = 0; i < count; i++) out[ords[i]!] = 1;
     this.count[s] = 0;
-    for (const bits of pending) {
-      for (let w = 0; w < bits.length; w++) {
-        let word = bits[w]!;
-        while (word !== 0) {
-          const low = word & -word;
-          out[(w << 5) | (31 - Math.clz32(low))] = 1;
-          word ^= low;
-        }
-      }
-    }
+    for (const bits of pending) forEachBit(bits, (d) => (out[d] = 1));
     pending.length = 0;
     return out;
   }

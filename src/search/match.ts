@@ -711,37 +711,42 @@ function matchOneToken(
     if (parts) wmask[d] = 0;
     cost[d] = 255;
     if ((allow !== null && allow[d] === 0) || (exclude !== null && exclude[d] === 1) || (seen !== null && seen[d] === 1) || isDeleted(deleted, d)) continue;
-    let fieldsMatched = 0;
-    let best = -1;
-    let bestWeight = 0;
-    let bestExact = 0;
-    let bestWhole = 0;
-    for (let f = 0; f < F; f++) {
-      if ((mask & (1 << f)) === 0) continue;
-      fieldsMatched++;
-      const whole = (wholeFields >> f) & 1;
-      let exact = 0;
-      // (a part of a glued word is never an exact match)
-      if (input.prioritizeExact && full && typo === 0 && whole === 1) {
-        if (arrayField[f]) exact = exactArr![d]!;
-        else {
-          const ti = texts[f]!;
-          const a = ti.lengths.offsets[d]!;
-          exact = a < ti.lengths.offsets[d + 1]! && ti.lengths.values[a] === 1 ? 1 : 0;
-        }
-      }
-      const key = fieldKey(1, 255, weights[f]!, exact, whole);
-      if (key > best) {
-        best = key;
-        bestWeight = weights[f]!;
-        bestExact = exact;
-        bestWhole = whole;
+    // (a part of a glued word is never an exact match)
+    let exact = 0;
+    if (input.prioritizeExact && full && typo === 0) {
+      for (let f = 0; f < F; f++) {
+        if (((mask & wholeFields) >> f) & 1 && (arrayField[f] ? exactArr![d] === 1 : texts[f]!.lengthOf(d) === 1)) exact |= 1 << f;
       }
     }
-    onMatch(d, baseScore(1, typo, fieldsMatched) + fieldPart(255, bestWeight, bestExact, bestWhole));
+    onMatch(d, oneTokenScore(mask, wholeFields, exact, typo, weights));
   }
   pool.inUse = false;
   return true;
+}
+
+/**
+ * The score of a document one query token matched (matchOneToken, bitmatch.ts): `mask` has
+ * bit f for each field holding the token at its cheapest cost `typo`, `whole` for those
+ * holding it as a word of its own, `exact` for those that are exactly the token.
+ */
+export function oneTokenScore(mask: number, whole: number, exact: number, typo: number, weights: readonly number[]): number {
+  let best = -1;
+  let bestWeight = 0;
+  let bestExact = 0;
+  let bestWhole = 0;
+  for (let f = 0; f < weights.length; f++) {
+    if ((mask & (1 << f)) === 0) continue;
+    const w = (whole >> f) & 1;
+    const x = (exact >> f) & 1;
+    const key = fieldKey(1, 255, weights[f]!, x, w);
+    if (key > best) {
+      best = key;
+      bestWeight = weights[f]!;
+      bestExact = x;
+      bestWhole = w;
+    }
+  }
+  return baseScore(1, typo, popcount(mask)) + fieldPart(255, bestWeight, bestExact, bestWhole);
 }
 
 const winSlots = new Int32Array(32);
@@ -829,8 +834,7 @@ function isExact(pos: DocPositions, f: number, T: number, F: number, tokMin: Int
   for (let t = 0; t < T; t++) if (tokMin[t] !== 0) return false;
   if (!array && T === 1) {
     // a single-valued field holding one token that matched: exactly the query
-    const a = ti.lengths.offsets[d]!;
-    return a < ti.lengths.offsets[d + 1]! && ti.lengths.values[a] === 1;
+    return ti.lengthOf(d) === 1;
   }
   // (the positions of candidates without typos only)
   const X = pos.exact;
