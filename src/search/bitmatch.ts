@@ -30,7 +30,8 @@
 import type { LiveSegment } from '../index/manifest.js';
 import { type TextIndex } from '../index/segment.js';
 import { IMPACT_TF, countBits, forEachBit, orTermInto, termBitsAndTf, termImpacts, termSkips, wordsFor, type Impacts } from '../index/termbits.js';
-import { DocPositions, bestField, oneTokenScore, rarity, type MatchInput, type TokenCursor } from './match.js';
+import { DocPositions } from './positions.js';
+import { bestField, oneTokenScore, rarity, type MatchInput, type TokenCursor } from './match.js';
 import { TIE_MAX, baseScore, bm25Idf, coverage, fieldPart, idfOf, popcount, rarityTie, textMatchOf, tieSumFor, upperScore } from './score.js';
 
 /** Where bit matching puts what it finds. */

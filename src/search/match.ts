@@ -31,6 +31,7 @@ import type { FieldSpec } from '../query/plan.js';
 import type { CandidateTable } from './candidates.js';
 import { termSkips } from '../index/termbits.js';
 import { BIT_MIN_SHARE, matchBits, type BitFilters, type BitSink } from './bitmatch.js';
+import { DocPositions, windowSpan } from './positions.js';
 import { TIE_MAX, baseScore, bm25, coverage, fieldKey, fieldPart, popcount, rarityTie, upperScore } from './score.js';
 
 export interface TokenCursor {
@@ -136,75 +137,6 @@ export interface SegmentFilters {
   exclude: Uint8Array | null;
   /** 1 = already matched in an earlier round (token dropping). */
   seen: Uint8Array | null;
-}
-
-/**
- * Positions of the current document, one sorted run per (token, field) slot, in
- * preallocated typed arrays that are reused from document to document (no allocation).
- * Each position p is held as 2p, or 2p + 1 when a part of a glued word matched there (a
- * part sits at its word's position): the order is the positions', and windowSpan lets
- * parts of one word stand for several query words (`unit aware` on `unit-aware`).
- */
-export class DocPositions {
-  readonly buf: Int32Array[];
-  readonly len: Int32Array;
-  private filled: number[] = [];
-  /**
-   * Slots [0, exact) hold every candidate's positions; slot exact + s holds slot s's
-   * positions of candidates without typos only: a field is an exact match of the query
-   * when its words are the query's, not typo variants of them (isExact).
-   */
-  readonly exact: number;
-  constructor(slots: number) {
-    this.exact = slots;
-    this.buf = Array.from({ length: 2 * slots }, () => new Int32Array(16));
-    this.len = new Int32Array(2 * slots);
-  }
-  reset(): void {
-    for (let i = 0; i < this.filled.length; i++) this.len[this.filled[i]!] = 0;
-    this.filled.length = 0;
-  }
-  /** Adds the cursor's positions to a slot (tagged `part`); `typoFree` (a whole word without typos): also to the slot's exact twin. */
-  add(slot: number, c: PostingCursor, typoFree: boolean, part: number): void {
-    const b = this.room(slot, c.tf);
-    const before = this.len[slot]!;
-    const n = c.positionsTagged(b, before, part);
-    this.len[slot] = n;
-    if (typoFree) {
-      const e = this.exact + slot;
-      const eb = this.room(e, n - before);
-      const m = this.len[e]!;
-      eb.set(b.subarray(before, n), m);
-      this.len[e] = m + n - before;
-      if (m > 0) eb.subarray(0, m + n - before).sort();
-    }
-    if (before > 0) b.subarray(0, n).sort(); // a second candidate term in the same field (rare)
-  }
-  /** The slot's buffer, with room for `more` positions. */
-  private room(slot: number, more: number): Int32Array {
-    const n = this.len[slot]!;
-    if (n === 0) this.filled.push(slot);
-    let b = this.buf[slot]!;
-    if (n + more > b.length) {
-      let cap = b.length * 2;
-      while (cap < n + more) cap *= 2;
-      const nb = new Int32Array(cap);
-      nb.set(b.subarray(0, n));
-      this.buf[slot] = b = nb;
-    }
-    return b;
-  }
-  has(slot: number, p: number): boolean {
-    const b = this.buf[slot]!;
-    let lo = 0;
-    let hi = this.len[slot]!;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (b[mid]! < p) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < this.len[slot]! && b[lo] === p;
-  }
 }
 
 /**
@@ -431,7 +363,7 @@ export function bestField(
     const whole = (wholeMasks[f]! & mask) === mask ? 1 : 0;
     let prox = 255;
     // (parts of one word may stand for several tokens: a window narrower than adjacent is adjacent)
-    if (count > 1) prox = 255 - Math.min(255, Math.max(0, windowSpan(pos, mask, f, T, F) - (count - 1)));
+    if (count > 1) prox = 255 - Math.min(255, Math.max(0, windowSpan(pos, mask, f, T, F, count - 1 + 255) - (count - 1)));
     let exact = 0;
     // (a part of a glued word is never an exact match)
     if (checkExact && count === T && whole === 1 && texts[f]) exact = isExact(pos, f, T, F, tokMin, texts[f]!, d, arrayField[f]!) ? 1 : 0;
@@ -747,86 +679,6 @@ export function oneTokenScore(mask: number, whole: number, exact: number, typo: 
     }
   }
   return baseScore(1, typo, popcount(mask)) + fieldPart(255, bestWeight, bestExact, bestWhole);
-}
-
-const winSlots = new Int32Array(32);
-const winPtr = new Int32Array(32);
-
-/**
- * Smallest window (last - first word position) holding one occurrence of every token in
- * `mask`, at distinct positions: one word of the document stands for one query word, so
- * `python p` does not find `python` and `p*` adjacent in a document that says only
- * `python` (two tokens at one position would make the window narrower than its tokens,
- * and proximity better than adjacent). Parts of glued words are the exception: several
- * parts of one word may stand for several query words (`unit aware` on `unit-aware`, a
- * window of 0). Infinity when the tokens cannot sit at distinct positions.
- *
- * The usual sweep (advance the token at the window's start) finds the smallest window; when
- * that one puts two tokens on one word, the smallest with distinct positions is searched
- * for exactly (distinctSpan), which only documents where candidates overlap ever need.
- * Positions are as DocPositions holds them (2p, 2p + 1 for a part).
- */
-function windowSpan(pos: DocPositions, mask: number, f: number, T: number, F: number): number {
-  let k = 0;
-  for (let t = 0; t < T; t++) if (mask & (1 << t)) winSlots[k++] = t * F + f;
-  for (let i = 0; i < k; i++) winPtr[i] = 0;
-  let best = Infinity;
-  let bestShared = Infinity;
-  for (;;) {
-    let minI = 0;
-    let min = Infinity;
-    let max = -Infinity;
-    for (let i = 0; i < k; i++) {
-      const v = pos.buf[winSlots[i]!]![winPtr[i]!]!;
-      if (v < min) {
-        min = v;
-        minI = i;
-      }
-      if (v > max) max = v;
-    }
-    const span = (max >> 1) - (min >> 1);
-    if (span < best) {
-      if (distinctAt(pos, k)) best = span;
-      else if (span < bestShared) bestShared = span;
-    }
-    if (best <= k - 1) break;
-    winPtr[minI]!++;
-    if (winPtr[minI]! >= pos.len[winSlots[minI]!]!) break;
-  }
-  return bestShared < best ? distinctSpan(pos, k, best) : best;
-}
-
-/** Do the window's current positions (winPtr) differ pairwise (parts of one word may share)? */
-function distinctAt(pos: DocPositions, k: number): boolean {
-  for (let i = 1; i < k; i++) {
-    const v = pos.buf[winSlots[i]!]![winPtr[i]!]!;
-    if ((v & 1) === 1) continue;
-    for (let j = 0; j < i; j++) if (pos.buf[winSlots[j]!]![winPtr[j]!]! === v) return false;
-  }
-  return true;
-}
-
-/** The smallest window below `bound` with the tokens at distinct positions (a pruned search), else `bound`. */
-function distinctSpan(pos: DocPositions, k: number, bound: number): number {
-  let best = bound;
-  const chosen = winPtr; // (reused: the sweep is done with it)
-  const walk = (i: number, lo: number, hi: number): void => {
-    if ((hi >> 1) - (lo >> 1) >= best) return;
-    if (i === k) {
-      best = (hi >> 1) - (lo >> 1);
-      return;
-    }
-    const b = pos.buf[winSlots[i]!]!;
-    const n = pos.len[winSlots[i]!]!;
-    next: for (let x = 0; x < n; x++) {
-      const v = b[x]!;
-      if ((v & 1) === 0) for (let j = 0; j < i; j++) if (chosen[j] === v) continue next;
-      chosen[i] = v;
-      walk(i + 1, v < lo ? v : lo, v > hi ? v : hi);
-    }
-  };
-  walk(0, 2 ** 30, -(2 ** 30));
-  return best;
 }
 
 /** The field (one element) consists of exactly the query tokens, in order, without typos. */
