@@ -21,6 +21,7 @@ interface Opts {
   logLevel: (typeof LEVELS)[number];
   processes: number;
   cacheNumEntries: number;
+  searchCutoffMs: number;
   enableSearchAnalytics?: boolean;
   analyticsDir?: string;
   analyticsFlushInterval: number;
@@ -51,6 +52,11 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
       new Option('--cache-num-entries <n>', 'answers each server process keeps for searches sent with use_cache=true (0: none)')
         .argParser(parseIntOption('cache-num-entries', 0, 10_000_000))
         .default(SEARCH_CACHE_ENTRIES),
+    )
+    .addOption(
+      new Option('--search-cutoff-ms <ms>', 'the longest any search may run; past it the search answers search_cutoff: true with what it found (a request\'s search_cutoff_ms may ask for less, never more; 0: no ceiling)')
+        .argParser(parseIntOption('search-cutoff-ms', 0, 1e9))
+        .default(SERVE_DEFAULTS.searchCutoffMs),
     )
     .addOption(new Option('--enable-search-analytics [bool]', 'record searches and accept events for the analytics rules (`fathom analytics`)').argParser(parseBool('enable-search-analytics')))
     .option('--analytics-dir <dir>', 'where pending analytics live, an LMDB environment of their own (default: <data-dir>/analytics)')
@@ -108,6 +114,7 @@ export function serveCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>
         enableCors: opts.enableCors,
         logLevel: opts.logLevel,
         cacheNumEntries: opts.cacheNumEntries,
+        searchCutoffMs: opts.searchCutoffMs,
         dashboard: opts.dashboard,
         ...(opts.cluster !== undefined
           ? {

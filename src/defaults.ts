@@ -180,6 +180,38 @@ export const SEARCH_DEFAULTS = {
 } as const;
 
 /**
+ * What one search may do at most, whatever its request: with these, a search's work grows
+ * at most linearly with the collection and the query's length (test/search-bounds.test.ts
+ * bounds it), and `search_cutoff_ms` (and `fathom serve --search-cutoff-ms`) bounds its time.
+ * Query tokens are capped by SEARCH_DEFAULTS.max_query_tokens.
+ */
+export const SEARCH_LIMITS = {
+  /**
+   * Copies of one word a query keeps outside quotes (`a a a a a` searches `a a a`): each copy
+   * is another token matched in every document holding the word. Range 1..32.
+   */
+  maxWordRepeats: 3,
+  /**
+   * Candidate terms per query word for prefix and typo expansion: the largest
+   * `max_candidates` (and what `exhaustive_search` uses). Range 1...
+   */
+  maxCandidates: 10_000,
+  /**
+   * Operations in a `filter_by`: each comparison and each `&&` / `||` (a `$c(...)` join is one,
+   * its inner filter counted apart), as the reference's `--filter-by-max-ops` default. Each
+   * operation is a pass over the collection. More: 400. Range 1...
+   */
+  maxFilterOperations: 100,
+  /**
+   * Steps one document's proximity may take (search/positions.ts): when the candidates of
+   * several query words sit on the same positions, the smallest window with each word on a
+   * word of its own is searched for within this many steps, and the best found is kept.
+   * Range 1...
+   */
+  proximitySteps: 1 << 15,
+} as const;
+
+/**
  * Synonyms (src/synonyms), curation rules (src/curation) and presets (src/presets): the
  * limits on what a set or a rule may hold, checked when it is written (400 beyond them).
  */
@@ -415,6 +447,13 @@ export const SERVE_DEFAULTS = {
   exportHighWaterMark: 256 * 1024,
   /** Serve the web dashboard on `/` and `/dashboard/...` (`--no-dashboard` turns it off). */
   dashboard: true,
+  /**
+   * `--search-cutoff-ms`: the longest any search may run (ms), whatever its own
+   * `search_cutoff_ms` asks (a request may ask for less, never more). Past it the search
+   * answers `search_cutoff: true` with what it found, so no request holds a process longer.
+   * Range 0.. (0: no ceiling).
+   */
+  searchCutoffMs: 5_000,
 } as const;
 
 // ---------------------------------------------------------------------------

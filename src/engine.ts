@@ -65,6 +65,7 @@ import type { Schema } from './schema/schema.js';
 import { checkLinkedSets, revisionToken, Rules } from './rulesets/rulesets.js';
 import { SYNONYMS, type SynonymItem } from './synonyms/synonyms.js';
 import { CURATION, type CurationItem } from './curation/rules.js';
+import { Budget, runWith } from './search/budget.js';
 import { curate } from './curation/curate.js';
 import { deletePreset, getPreset, listPresets, presetSearches, putPreset, withPreset, type Preset } from './presets/presets.js';
 
@@ -78,6 +79,8 @@ export interface EngineOptions extends OpenOptions {
   merges?: 'worker' | 'inline' | 'off';
   /** Answers kept for searches sent with `use_cache` (default SEARCH_CACHE_ENTRIES; 0: none). */
   searchCacheEntries?: number;
+  /** The longest any search may run, ms, whatever its `search_cutoff_ms` (`fathom serve --search-cutoff-ms`; default 0: no ceiling). */
+  searchCutoffMs?: number;
   /** Where background failures (merges, vector graph upkeep) are reported (default: one JSON line on stderr). */
   log?: EngineLog;
 }
@@ -128,9 +131,12 @@ export class Engine {
   log: EngineLog;
 
   private readonly modelRepositoryUrl?: string;
+  /** EngineOptions.searchCutoffMs (0: none). */
+  private readonly searchCutoffMs: number;
 
   private constructor(store: Store, opts: EngineOptions) {
     this.store = store;
+    this.searchCutoffMs = opts.searchCutoffMs ?? 0;
     this.modelRepositoryUrl = opts.modelRepositoryUrl ?? process.env.FATHOM_MODEL_REPOSITORY_URL;
     this.merges = opts.merges ?? 'worker';
     this.searchCache = new SearchCache(opts.searchCacheEntries ?? SEARCH_CACHE_ENTRIES);
@@ -463,12 +469,16 @@ export class Engine {
   private async searchNow(collection: string, raw: RawParams, scope?: SearchScope, ranked?: (r: RankedPage) => void): Promise<SearchResponse> {
     // a spoken query is transcribed into q first (src/voice)
     const voice = raw.voice_query !== undefined ? await transcribeVoiceQuery(getRecord(this.store, collection), raw, this.embedEnv) : undefined;
-    // curation rules and pinned / hidden hits first: they may change q (src/curation)
-    const curated = curate(this.store, collection, voice ? voice.params : raw, scope);
-    const params = parseSearchParams(curated.raw);
-    const plan = planSearch(this.store, collection, params, scope, curated.curation);
+    // the clock runs from here: planning (dictionary walks, joins in filters) spends from the budget too
+    const budget = new Budget(this.searchCutoffMs);
+    const { params, plan } = runWith(budget, () => {
+      // curation rules and pinned / hidden hits first: they may change q (src/curation)
+      const curated = curate(this.store, collection, voice ? voice.params : raw, scope);
+      const params = parseSearchParams(curated.raw);
+      return { params, plan: planSearch(this.store, collection, params, scope, curated.curation) };
+    });
     const queryVector = plan.embed ? await this.embedQuery(plan.embed, params) : undefined;
-    const res = search(plan, queryVector, ranked);
+    const res = runWith(budget, () => search(plan, queryVector, ranked));
     if (voice) res.request_params = { ...res.request_params, voice_query: { transcribed_query: voice.text } } as SearchResponse['request_params'];
     return res;
   }

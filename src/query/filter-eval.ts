@@ -7,6 +7,7 @@
  * contains the value's tokens as a phrase; `field:=value` requires the whole field or
  * element to equal the value, token for token; `!=` and `![...]` negate the exact form.
  */
+import { current } from '../search/budget.js';
 import { FathomError } from '../errors.js';
 import type { Field, Schema } from '../schema/schema.js';
 import type { Store } from '../storage/store.js';
@@ -112,6 +113,8 @@ export function evalFilter(f: CompiledFilter, seg: LiveSegment): Uint8Array {
 
 function evalNode(c: Compiled, seg: LiveSegment): Uint8Array {
   const n = seg.reader.n;
+  // (counted, never cut here: a part of a filter cut short could let through what it should stop)
+  current().spend(n);
   switch (c.kind) {
     case 'all':
       return new Uint8Array(n).fill(1);
@@ -204,14 +207,37 @@ function numTest(c: Extract<Compiled, { kind: 'num' }>): (x: number) => boolean 
       return (x) => x <= v;
     default: {
       const set = new Set(c.values);
-      const ranges = c.ranges;
+      if (c.ranges.length === 0) return (x) => set.has(x);
+      // ranges merged and sorted, so a value is tested against one, found by bisection
+      const { lo, hi } = mergedRanges(c.ranges);
       return (x) => {
         if (set.has(x)) return true;
-        for (const [lo, hi] of ranges) if (x >= lo && x <= hi) return true;
-        return false;
+        let a = 0;
+        let b = lo.length;
+        while (a < b) {
+          const m = (a + b) >>> 1;
+          if (lo[m]! <= x) a = m + 1;
+          else b = m;
+        }
+        return a > 0 && x <= hi[a - 1]!;
       };
     }
   }
+}
+
+/** Ranges [lo, hi] as disjoint runs sorted by lo. */
+function mergedRanges(ranges: readonly (readonly [number, number])[]): { lo: Float64Array; hi: Float64Array } {
+  const sorted = ranges.filter(([a, b]) => a <= b).sort((x, y) => x[0] - y[0]);
+  const lo: number[] = [];
+  const hi: number[] = [];
+  for (const [a, b] of sorted) {
+    if (lo.length > 0 && a <= hi[hi.length - 1]!) hi[hi.length - 1] = Math.max(hi[hi.length - 1]!, b);
+    else {
+      lo.push(a);
+      hi.push(b);
+    }
+  }
+  return { lo: Float64Array.from(lo), hi: Float64Array.from(hi) };
 }
 
 function evalText(c: Extract<Compiled, { kind: 'text' }>, seg: LiveSegment): Uint8Array {

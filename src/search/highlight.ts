@@ -6,6 +6,7 @@
  * (fewer tokens than `snippet_threshold`) are returned whole; longer ones as a window of
  * `highlight_affix_num_tokens` tokens around the densest run of matches.
  */
+import { current } from './budget.js';
 import { getPath } from '../document/document.js';
 import { TokenMarks, type TermLookup, type Tokenizer } from '../tokenizer/tokenizer.js';
 
@@ -115,9 +116,11 @@ export function highlightDocument(doc: Record<string, unknown>, fields: Highligh
   const highlights: Record<string, unknown>[] = [];
   const full: Record<string, unknown> = {};
   const snip: Record<string, unknown> = {};
+  const budget = current();
   for (const f of fields) {
     const v = getPath(doc, f.name);
     if (v === undefined || v === null) continue;
+    budget.spend(typeof v === 'string' ? v.length : Array.isArray(v) ? v.length : 1);
     if (Array.isArray(v)) {
       const per = v.map((x) => (typeof x === 'string' ? highlightText(x, f, o) : undefined));
       if (!per.some(Boolean)) continue;

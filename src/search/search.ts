@@ -37,6 +37,7 @@ import { geoDistances } from '../geo/sort.js';
 import { runWithSynonyms } from '../synonyms/variants.js';
 import { curateMasks, placePinned } from '../curation/pins.js';
 import { groupValue } from '../index/columns.js';
+import { type Budget, budgetOf, runWith } from './budget.js';
 
 export type { SearchHit } from './hits.js';
 
@@ -65,7 +66,11 @@ export interface RankedPage {
  * `ranked`, when given, receives the page's sort keys (a union merges pages by them).
  */
 export function search(plan: SearchPlan, queryVector?: Float32Array, ranked?: (r: RankedPage) => void): SearchResponse {
-  const t0 = performance.now();
+  const budget = budgetOf(plan.params.search_cutoff_ms);
+  return runWith(budget, () => runPlan(plan, budget, queryVector, ranked));
+}
+
+function runPlan(plan: SearchPlan, budget: Budget, queryVector?: Float32Array, ranked?: (r: RankedPage) => void): SearchResponse {
   const { store, schema, params } = plan;
   const snap = snapshot(store, schema.id);
   const segs = snap.segments;
@@ -74,7 +79,8 @@ export function search(plan: SearchPlan, queryVector?: Float32Array, ranked?: (r
 
   const filter = plan.filter;
   const masks: SegmentMasks = {
-    allow: segs.map((seg) => (filter ? evalFilter(filter, seg) : null)),
+    // (past the deadline a segment's filter allows nothing: a cut filter never lets more through)
+    allow: segs.map((seg) => (filter ? (budget.stop() ? new Uint8Array(seg.reader.n) : evalFilter(filter, seg)) : null)),
     exclude: segs.map((seg) => exclusionBytes(seg, plan, schema)),
   };
   // curation: hidden and pinned documents out of the matching; pinned ones placed below
@@ -92,11 +98,10 @@ export function search(plan: SearchPlan, queryVector?: Float32Array, ranked?: (r
     ? (segIndex: number, ord: number, field: Field, value: string) => facetParent(store, schema, plan, segs[segIndex]!.reader.seqs[ord]!, field.name, value)
     : undefined;
   const matches = new Matches(hits, new Facets(segs, plan.facets, params.max_facet_values, params.highlight_start_tag, params.highlight_end_tag, plan.groupFields, parentOf));
-  let cutoff = false;
-  const cutoffMs = params.search_cutoff_ms;
+  // (the matching loops look every 1,024 documents or steps: that is the work counted)
   const shouldStop = () => {
-    if (cutoffMs > 0 && performance.now() - t0 > cutoffMs) cutoff = true;
-    return cutoff;
+    budget.work += 1024;
+    return budget.stop();
   };
 
   let candidates: CandidateTable | undefined;
@@ -116,7 +121,8 @@ export function search(plan: SearchPlan, queryVector?: Float32Array, ranked?: (r
 
   const hfields = highlightFields(plan, candidates);
   const show = (h: Hit): SearchHit => {
-    const hit = hydrate(store, schema, plan, h, hfields, !plan.textual);
+    // past the deadline, hits come without highlights (the documents are what was asked for)
+    const hit = hydrate(store, schema, plan, h, budget.stop() ? [] : hfields, !plan.textual);
     const geo = geoDistances(plan.userSort, segs[h.seg]!, h.ord);
     if (geo) hit.geo_distance_meters = geo;
     return hit;
@@ -145,8 +151,8 @@ export function search(plan: SearchPlan, queryVector?: Float32Array, ranked?: (r
     out_of: snap.state.count,
     page: params.page,
     request_params: { collection_name: schema.name, first_q: params.q, per_page: params.per_page, q: params.q },
-    search_cutoff: cutoff,
-    search_time_ms: Math.round(performance.now() - t0),
+    search_cutoff: budget.cut,
+    search_time_ms: Math.round(budget.elapsed()),
     ...(plan.curation?.metadata ? { metadata: plan.curation.metadata } : {}),
   };
 }

@@ -55,6 +55,8 @@ export interface ServeOptions {
   logStream?: Writable;
   /** Answers kept for `use_cache` searches, per process (default SEARCH_CACHE_ENTRIES). */
   cacheNumEntries?: number;
+  /** The longest any search may run, ms (default SERVE_DEFAULTS.searchCutoffMs; 0: no ceiling). */
+  searchCutoffMs?: number;
   /** In-flight requests get this long after a stop request, ms (default SERVE_DEFAULTS.shutdownGraceMs). */
   shutdownGraceMs?: number;
   /** Search analytics (`--enable-search-analytics`, `--analytics-dir`, `--analytics-flush-interval`). */
@@ -106,7 +108,7 @@ export function schedulePurge(engine: Engine, onError: (e: unknown) => void, eve
 }
 
 export async function startServer(opts: ServeOptions, role: ProcessRole = {}): Promise<RunningServer> {
-  const engine = Engine.open(opts.dataDir, { ...(role.engine ?? { merges: 'worker' }), searchCacheEntries: opts.cacheNumEntries });
+  const engine = Engine.open(opts.dataDir, { ...(role.engine ?? { merges: 'worker' }), searchCacheEntries: opts.cacheNumEntries, searchCutoffMs: opts.searchCutoffMs ?? SERVE_DEFAULTS.searchCutoffMs });
   const member = engine.clusterMembership();
   if (member && !opts.cluster) {
     await engine.close();
