@@ -13,7 +13,7 @@
  * Errors name the position (0-based character offset) where parsing failed. Nesting is
  * bounded (INPUT_LIMITS.maxFilterDepth).
  */
-import { INPUT_LIMITS } from '../defaults.js';
+import { INPUT_LIMITS, SEARCH_LIMITS } from '../defaults.js';
 import { FathomError } from '../errors.js';
 
 export type FilterOp = 'match' | 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists';
@@ -250,5 +250,32 @@ export function parseFilter(src: string): FilterNode {
     if (src[i] === ')') err(i, 'unexpected `)` without a matching `(`');
     err(i, `unexpected \`${src[i]}\``);
   }
+  const ops = operations(node);
+  if (ops > SEARCH_LIMITS.maxFilterOperations) {
+    throw new FathomError('BAD_FILTER', `filter_by: ${ops} operations (conditions, \`&&\` and \`||\`), more than the ${SEARCH_LIMITS.maxFilterOperations} allowed; list values in one condition instead (\`field:=[a, b, c]\`)`);
+  }
   return node;
+}
+
+/**
+ * A filter's operations as the reference counts them: each condition and each `&&` / `||`;
+ * a join is one, and its inner filter is counted apart (the larger count stands).
+ */
+function operations(node: FilterNode): number {
+  let inner = 0;
+  const walk = (n: FilterNode): number => {
+    switch (n.kind) {
+      case 'cond':
+        return 1;
+      case 'join':
+        inner = Math.max(inner, operations(n.inner));
+        return 1;
+      default: {
+        let sum = n.children.length - 1;
+        for (const c of n.children) sum += walk(c);
+        return sum;
+      }
+    }
+  };
+  return Math.max(walk(node), inner);
 }

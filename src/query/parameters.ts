@@ -5,7 +5,7 @@
  * `search-parameters` markers; `npm run docs` rewrites it and a test checks it), so the
  * three cannot drift apart. Defaults themselves live in src/defaults.ts.
  */
-import { SEARCH_DEFAULTS, VECTOR_DEFAULTS } from '../defaults.js';
+import { SEARCH_DEFAULTS, SEARCH_LIMITS, VECTOR_DEFAULTS } from '../defaults.js';
 
 export type ParameterKind =
   /** free text */
@@ -59,7 +59,7 @@ export const SEARCH_PARAMETERS: readonly SearchParameter[] = [
     flag: true,
   },
   { name: 'prioritize_exact_match', kind: 'bool', default: D.prioritize_exact_match, doc: 'rank a field that is exactly the query first among equals', flag: true },
-  { name: 'max_candidates', kind: 'int', default: D.max_candidates, min: 1, max: 10000, doc: 'terms considered per word for prefix and typo expansion', flag: true },
+  { name: 'max_candidates', kind: 'int', default: D.max_candidates, min: 1, max: SEARCH_LIMITS.maxCandidates, doc: 'terms considered per word for prefix and typo expansion', flag: true },
   {
     name: 'split_join_tokens',
     kind: 'choice',

@@ -20,7 +20,7 @@ import { parseQ } from './q.js';
 import type { InfixMode, SearchParams } from './params.js';
 import { checkVisible, hiddenBy, joinLists, scopedFilter, type SearchScope } from './scope.js';
 import { parseVectorQuery, type VectorQuery } from '../vector/vquery.js';
-import { SEARCH_DEFAULTS } from '../defaults.js';
+import { SEARCH_DEFAULTS, SEARCH_LIMITS } from '../defaults.js';
 import { decorateWithJoins, joinResolver, parseJoinIncludes } from '../join/join.js';
 import { expandSynonyms, synonymsFor } from '../synonyms/synonyms.js';
 import type { Curation } from '../curation/curate.js';
@@ -447,7 +447,9 @@ function queryWords(schema: Schema, params: SearchParams, fields: FieldSpec[], p
  * The words of a query as the search looks them up: each token's form per field, typo
  * budget and prefix rule. `exact`: indexes of tokens matched as written, as a phrase's
  * words are (no typos, no prefix, never dropped): the words a synonym put in (synonyms).
- * Tokens beyond max_query_tokens are left out, with the phrases that reach them.
+ * A word repeated more than SEARCH_LIMITS.maxWordRepeats times outside quotes is kept that
+ * many times (its first occurrences); then tokens beyond max_query_tokens are left out, with
+ * the phrases that reach them.
  */
 export function wordsOf(
   schema: Schema,
@@ -458,10 +460,41 @@ export function wordsOf(
   excluded: string[][],
   exact?: ReadonlySet<number>,
 ): QueryWords {
+  ({ all, phrases, exact } = withoutRepeats(all, phrases, exact));
   const max = SEARCH_DEFAULTS.max_query_tokens;
   const tokens = all.slice(0, max);
   const kept = phrases.filter((ph) => ph.every((i) => i < max));
   return tokenWords(schema, params, fields, tokens, kept, excluded, exact);
+}
+
+/**
+ * The query's tokens with no word (outside quotes and synonyms' own words) more than
+ * SEARCH_LIMITS.maxWordRepeats times: each copy of a word is one more token to match, score
+ * and place in every document holding it, for nothing a person typing it means. Phrases
+ * and the synonym words (`exact`) keep their places, renumbered.
+ */
+function withoutRepeats(all: string[], phrases: number[][], exact: ReadonlySet<number> | undefined): { all: string[]; phrases: number[][]; exact: ReadonlySet<number> | undefined } {
+  const fixed = new Set(phrases.flat());
+  if (exact) for (const i of exact) fixed.add(i);
+  const seen = new Map<string, number>();
+  const at = new Int32Array(all.length).fill(-1);
+  const out: string[] = [];
+  for (let i = 0; i < all.length; i++) {
+    const t = all[i]!;
+    if (!fixed.has(i)) {
+      const n = (seen.get(t) ?? 0) + 1;
+      seen.set(t, n);
+      if (n > SEARCH_LIMITS.maxWordRepeats) continue;
+    }
+    at[i] = out.length;
+    out.push(t);
+  }
+  if (out.length === all.length) return { all, phrases, exact };
+  return {
+    all: out,
+    phrases: phrases.map((ph) => ph.map((i) => at[i]!)),
+    exact: exact ? new Set([...exact].map((i) => at[i]!)) : undefined,
+  };
 }
 
 /**
