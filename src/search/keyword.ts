@@ -139,7 +139,7 @@ export function runRounds(plan: SearchPlan, segs: LiveSegment[], masks: SegmentM
     if (resolved) {
       const alt: SearchPlan = { ...plan, words: queryWordsFor(plan, resolved) };
       // (a match of the joined or split words stands for every word as typed, a space taken for a typo)
-      const r = typoRounds(alt, new CandidateRounds(alt, segs), resolved.map((_, t) => t), 0, segs, masks, seen, sink, shouldStop, stats, (score) => respaced(score, T, SPACE_COST));
+      const r = typoRounds(alt, new CandidateRounds(alt, segs), alt.words.tokens.map((_, t) => t), 0, segs, masks, seen, sink, shouldStop, stats, (score) => respaced(score, T, SPACE_COST));
       if (r.first) first = first ? [...first, ...r.first] : r.first;
       if (r.stopped) return first!;
     }
