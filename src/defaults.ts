@@ -192,6 +192,13 @@ export const SEARCH_LIMITS = {
    */
   maxWordRepeats: 3,
   /**
+   * Query words looked up with typos: the first this many; later words match as typed (the
+   * last still as a prefix). Each typo lookup walks every query_by field's dictionary, and
+   * a long query's words are rarely all mistyped (the reference, too, limits the typos of
+   * long queries). Range 1..32.
+   */
+  maxTypoWords: 10,
+  /**
    * Candidate terms per query word for prefix and typo expansion: the largest
    * `max_candidates` (and what `exhaustive_search` uses). Range 1...
    */

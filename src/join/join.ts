@@ -21,7 +21,7 @@ import { compileFilter, evalFilter, type JoinResolver } from '../query/filter-ev
 import type { FilterNode } from '../query/filter.js';
 import { project } from '../io/project.js';
 import { loadDocument, projectionWants } from '../document/stored.js';
-import { parseReference, refColumnId, referrers } from './refs.js';
+import { firstReferrers, parseReference, refColumnId, referrers } from './refs.js';
 import { fieldSortValue } from '../index/columns.js';
 import { locate } from '../index/manifest.js';
 
@@ -147,9 +147,8 @@ export function parseJoinIncludes(include: string[] | undefined, exclude: string
   return out;
 }
 
-/** Seqs of the `inner` documents related to outer document `seq`. */
-function related(store: Store, outer: Schema, inner: Schema, seq: number): number[] {
-  const rel = relation(store, outer, inner);
+/** Seqs of the `inner` documents related to outer document `seq` (`rel`: their relation, when the caller has it). */
+function related(store: Store, outer: Schema, inner: Schema, seq: number, rel = relation(store, outer, inner)): number[] {
   if (rel.kind === 'forward') {
     const rec = store.aux.get(['ref', outer.id, seq]) as Record<number, number | number[] | null> | undefined;
     const v = rec?.[rel.field.id];
@@ -192,6 +191,9 @@ export function decorateWithJoins(store: Store, outer: Schema, includes: JoinInc
   return out;
 }
 
+/** Documents whose referrers a join sort reads one by one before it reads them all at once. */
+const BULK_REFERRERS_AFTER = 256;
+
 /** Sort values for `$collection(field:dir)`: the related document's value (first related one). */
 export function joinSortValue(store: Store, outer: Schema, collection: string, fieldName: string): (seq: number) => number | string {
   const inner = getSchema(store, collection);
@@ -199,10 +201,16 @@ export function joinSortValue(store: Store, outer: Schema, collection: string, f
   if (!field) throw new FathomError('BAD_SORT', `sort_by: no field named \`${fieldName}\` in collection \`${inner.name}\``);
   if (!field.sort) throw new FathomError('BAD_SORT', `sort_by: field \`${fieldName}\` of \`${inner.name}\` is not sortable`);
   const snap = snapshot(store, inner.id);
+  // (the relation once per search: finding it reads the schemas and aliases)
+  const how = relation(store, outer, inner);
+  // a sort that reads many documents' referrers reads them all in one pass instead
+  let asked = 0;
+  let firsts: Map<number, number> | undefined;
   return (seq) => {
-    const rel = related(store, outer, inner, seq);
-    if (rel.length === 0) return NaN;
-    const at = locate(snap, rel[0]!);
+    if (how.kind === 'reverse' && !firsts && ++asked > BULK_REFERRERS_AFTER) firsts = firstReferrers(store, outer.id, inner.id, how.field.id);
+    const first = firsts ? firsts.get(seq) : related(store, outer, inner, seq, how)[0];
+    if (first === undefined) return NaN;
+    const at = locate(snap, first);
     if (!at) return NaN;
     return fieldSortValue(at.seg, field, at.ord);
   };

@@ -244,6 +244,20 @@ export function referrers(store: Store, targetId: number, seq: number): Array<{ 
   return out;
 }
 
+/**
+ * Per document of collection `targetId`, the first document of `collId` whose field `fieldId`
+ * references it: one pass over the collection's references (for a sort by a joined field,
+ * where looking each document up alone costs a range read apiece).
+ */
+export function firstReferrers(store: Store, targetId: number, collId: number, fieldId: number): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const { key, value } of store.aux.getRange({ start: ['refby', targetId], end: ['refby', targetId + 1] })) {
+    const k = key as [string, number, number, number, number];
+    if (k[3] === collId && value === fieldId && !out.has(k[2])) out.set(k[2], k[4]);
+  }
+  return out;
+}
+
 function recordById(store: Store, collId: number): CollectionRecord | undefined {
   for (const { value } of store.collections.getRange({})) if ((value as CollectionRecord).id === collId) return value as CollectionRecord;
   return undefined;

@@ -521,7 +521,8 @@ function tokenWords(
   const forField = tokens.map((t) =>
     fields.map((f, fi) => (f.field.stem || f.field.stem_dictionary || f.field.locale !== fields[0]!.field.locale ? fieldToks[fi]!.normalizeWord(t) || t : t)),
   );
-  const typos = tokens.map((t, ti) => fields.map((f) => (inPhrase.has(ti) ? 0 : allowedTypos(t, f.numTypos, params.min_len_1typo, params.min_len_2typo))));
+  // (only the first SEARCH_LIMITS.maxTypoWords words are looked up with typos: each is a walk of every field's dictionary)
+  const typos = tokens.map((t, ti) => fields.map((f) => (inPhrase.has(ti) || ti >= SEARCH_LIMITS.maxTypoWords ? 0 : allowedTypos(t, f.numTypos, params.min_len_1typo, params.min_len_2typo))));
   const prefix = tokens.map((_t, ti) => fields.map((f) => ti === T - 1 && f.prefix && !inPhrase.has(ti)));
   const maxTypos = Math.max(0, ...typos.flat());
   return { tokens, phrases: kept, excluded, forField, typos, prefix, maxTypos, inPhrase };
