@@ -17,6 +17,7 @@ import { findKeyByValue, SEARCH_ACTION } from './keys.js';
 import { allows, type Access, type Scope } from './scope.js';
 import { multiSearchLimit, verifyScopedKey } from './scoped.js';
 import { withPreset } from '../presets/presets.js';
+import type { SearchScope } from '../query/scope.js';
 
 export interface Principal {
   kind: 'bootstrap' | 'key' | 'scoped';
@@ -81,4 +82,20 @@ export class Authenticator {
     if (p.kind === 'scoped' && access.action !== SEARCH_ACTION) return false;
     return allows(p.scope, access);
   }
+}
+
+/**
+ * The actions and collection patterns of a key that may not reach every collection (joins
+ * reach only the collections they allow: src/join/access.ts); undefined for one that may.
+ * Only the patterns are copied: a key record also holds the parent's value.
+ */
+export function keyScope(p: Principal | null): Scope | undefined {
+  if (!p || p.kind === 'bootstrap' || p.scope.collections.includes('*')) return undefined;
+  return { actions: [...p.scope.actions], collections: [...p.scope.collections] };
+}
+
+/** What a search made by `p` may see: `embedded`, a scoped key's bounds (applyEmbedded), with keyScope(p). Undefined: nothing bounded. */
+export function searchScope(p: Principal | null, embedded: SearchScope | undefined): SearchScope | undefined {
+  const access = keyScope(p);
+  return access ? { ...embedded, access } : embedded;
 }

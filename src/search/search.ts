@@ -21,10 +21,11 @@ import type { Field, Schema } from '../schema/schema.js';
 import { getSchema } from '../collection/catalog.js';
 import { isDeleted, snapshot } from '../index/manifest.js';
 import { parseFilter } from '../query/filter.js';
-import { compileFilter, evalFilter, type JoinResolver } from '../query/filter-eval.js';
+import { compileFilter, evalFilter } from '../query/filter-eval.js';
 import type { SortClause } from '../query/sort.js';
 import type { SearchPlan } from '../query/plan.js';
 import { joinResolver } from '../join/join.js';
+import type { JoinAccess } from '../join/access.js';
 import { Facets, Groups, Matches, TopHits, clauseValues } from './collectors.js';
 import type { FacetResult } from './facets.js';
 import { exclusionBytes, runRounds, scanAll, type SegmentMasks } from './keyword.js';
@@ -83,7 +84,7 @@ export function search(plan: SearchPlan, queryVector?: Float32Array, ranked?: (r
 
   const clauses = sortClauses(plan, mode);
   const sorter = new Sorter(clauses);
-  const clauseValue = clauseValues(store, schema, clauses, plan.sortVectors);
+  const clauseValue = clauseValues(store, schema, clauses, plan.sortVectors, plan.joins);
   const grouping = plan.groupFields.length > 0;
   const hits = grouping
     ? new Groups(segs, sorter, plan.groupFields, params.group_limit, offset, limit, clauseValue)
@@ -191,10 +192,10 @@ function baseSortClauses(plan: SearchPlan, mode: 'keyword' | 'vector' | 'hybrid'
 }
 
 /** Matching documents' seqs, ascending (for export, update and delete by filter). */
-export function filterSeqs(store: Store, collection: string, filterBy: string, joins?: JoinResolver): number[] {
+export function filterSeqs(store: Store, collection: string, filterBy: string, joins?: JoinAccess): number[] {
   const schema: Schema = getSchema(store, collection);
   const snap = snapshot(store, schema.id);
-  const filter = compileFilter(parseFilter(filterBy), schema, store, joins ?? joinResolver(store, schema));
+  const filter = compileFilter(parseFilter(filterBy), schema, store, joinResolver(store, schema, joins));
   const out: number[] = [];
   for (const seg of snap.segments) {
     const allow = evalFilter(filter, seg);
