@@ -1,7 +1,8 @@
 /**
  * A key reaches through a join only the collections it may act on itself, forward or
  * reverse, in filter_by, include_fields and sort_by, over search, multi_search and the
- * document routes; and a scoped key's `$c(...)` clauses bound what it sees of `c` there.
+ * document routes; a scoped key's `$c(...)` clauses bound what it sees of `c` there; and
+ * `out_of` counts what a scoped key may see, not the whole collection.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from 'typesense';
@@ -184,5 +185,43 @@ describe("a scoped key's filter naming a joined collection", () => {
     const outside = generateScopedSearchKey(notesOnly, { filter_by: '$comments(user_id:=2)' });
     const r = await get(search('notes', {}), outside);
     expect(r.status).toBe(401);
+  });
+});
+
+describe('out_of under a scoped key', () => {
+  it('counts the documents the key can see (20 of 60), whatever the request filters', async () => {
+    const owner2 = generateScopedSearchKey(both, { filter_by: 'owner:=2' });
+    expect((await get(search('notes', {}), ADMIN)).body.out_of).toBe(60);
+    expect((await get(search('notes', {}), notesOnly)).body.out_of).toBe(60);
+    const r = await get(search('notes', {}), owner2);
+    expect(r.body).toMatchObject({ found: 20, out_of: 20 });
+    const filtered = await get(search('notes', { q: 'red', query_by: 'title', filter_by: 'id:!=n2' }), owner2);
+    expect(filtered.body.out_of).toBe(20);
+    const m = await multi([{ collection: 'notes', q: '*' }, { collection: 'comments', q: '*' }], owner2);
+    // comments has no `owner` field: that search fails in its slot
+    expect(m.body.results[0].out_of).toBe(20);
+    expect(m.body.results[1].code).toBe(400);
+  });
+
+  it('agrees with an admin search under the key\'s filter, for filters with and without joins', async () => {
+    for (const f of ['owner:=0', 'owner:[1, 2]', 'title:red', 'owner:=1 || title:blue', '$comments(user_id:=2)', '$comments(user_id:=1) && owner:=0', 'id:=nope']) {
+      const key = generateScopedSearchKey(both, { filter_by: f });
+      const expected = (await get(search('notes', { filter_by: f }), ADMIN)).body.found;
+      const seen = await get(search('notes', { q: 'note', query_by: 'title', per_page: '1' }), key);
+      expect(seen.status, f).toBe(200);
+      expect(seen.body.out_of, f).toBe(expected);
+    }
+  });
+
+  it('follows writes: a document added or deleted changes the count at once', async () => {
+    const owner2 = generateScopedSearchKey(both, { filter_by: 'owner:=2' });
+    expect((await get(search('notes', {}), owner2)).body.out_of).toBe(20);
+    await admin.collections('notes').documents().create({ id: 'extra', title: 'note extra', owner: 2 });
+    expect((await get(search('notes', {}), owner2)).body.out_of).toBe(21);
+    await admin.collections('notes').documents('n2').delete();
+    await admin.collections('notes').documents('extra').delete();
+    expect((await get(search('notes', {}), owner2)).body.out_of).toBe(19);
+    await admin.collections('notes').documents().create(NOTES[2]!);
+    expect((await get(search('notes', {}), owner2)).body.out_of).toBe(20);
   });
 });

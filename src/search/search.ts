@@ -38,6 +38,7 @@ import { geoDistances } from '../geo/sort.js';
 import { runWithSynonyms } from '../synonyms/variants.js';
 import { curateMasks, placePinned } from '../curation/pins.js';
 import { groupValue } from '../index/columns.js';
+import { visibleCount } from './visible.js';
 
 export type { SearchHit } from './hits.js';
 
@@ -78,6 +79,8 @@ export function search(plan: SearchPlan, queryVector?: Float32Array, ranked?: (r
     allow: segs.map((seg) => (filter ? evalFilter(filter, seg) : null)),
     exclude: segs.map((seg) => exclusionBytes(seg, plan, schema)),
   };
+  // (before curation marks its documents in the masks)
+  const outOf = visibleCount(plan, snap, masks.allow);
   // curation: hidden and pinned documents out of the matching; pinned ones placed below
   const pinned = plan.curation ? curateMasks(plan, snap, masks) : [];
   const [offset, limit] = pinned.length > 0 ? [0, plan.offset + plan.limit] : [plan.offset, plan.limit];
@@ -143,7 +146,7 @@ export function search(plan: SearchPlan, queryVector?: Float32Array, ranked?: (r
     found: (grouping ? hits.size : matches.found) + pinned.length,
     ...(grouping ? { found_docs: matches.found } : {}),
     ...(grouping ? { grouped_hits: grouped } : { hits: pageHits }),
-    out_of: snap.state.count,
+    out_of: outOf,
     page: params.page,
     request_params: { collection_name: schema.name, first_q: params.q, per_page: params.per_page, q: params.q },
     search_cutoff: cutoff,
