@@ -58,7 +58,7 @@ import { naturalLanguageSearch, nlSearchModels, wantsNlQuery, type NlSearchModel
 import { createKey, deleteKey, getKey, listKeys, purgeExpiredKeys, type CreatedKey, type KeyView } from './keys/keys.js';
 import { Authenticator } from './keys/auth.js';
 import { conversationModels, type ConversationModel } from './conversation/models.js';
-import { deleteConversation, getConversation, listConversations, purgeExpiredConversations, updateConversation, type Conversation } from './conversation/history.js';
+import { deleteConversation, getConversation, listConversations, purgeExpiredConversations, updateConversation, type Conversation, type ConversationActor } from './conversation/history.js';
 import type { ModelRegistry } from './llm/registry.js';
 import { deleteRule, getRule, listRules, putRule, ruleIndex, type AnalyticsRule } from './analytics/rules.js';
 import { copyEnvironment } from './storage/copy.js';
@@ -729,17 +729,18 @@ export class Engine {
   nlSearchModels(): ModelRegistry<NlSearchModel> {
     return nlSearchModels(this.store);
   }
-  listConversations(): Conversation[] {
-    return listConversations(this.store);
+  /** The conversations `actor` may see (src/conversation/history.ts: a key sees those it started; ADMIN_ACTOR every one). */
+  listConversations(actor: ConversationActor): Conversation[] {
+    return listConversations(this.store, actor);
   }
-  getConversation(id: string): Conversation {
-    return getConversation(this.store, id);
+  getConversation(id: string, actor: ConversationActor): Conversation {
+    return getConversation(this.store, id, actor);
   }
-  updateConversation(id: string, body: unknown): Promise<Conversation> {
-    return updateConversation(this.store, id, body);
+  updateConversation(id: string, body: unknown, actor: ConversationActor): Promise<Conversation> {
+    return updateConversation(this.store, id, body, actor);
   }
-  deleteConversation(id: string): Promise<{ id: string }> {
-    return deleteConversation(this.store, id);
+  deleteConversation(id: string, actor: ConversationActor): Promise<{ id: string }> {
+    return deleteConversation(this.store, id, actor);
   }
 
   putAnalyticsRule(name: string, body: unknown, opts: { create?: boolean } = {}): Promise<AnalyticsRule> {
