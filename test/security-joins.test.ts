@@ -116,6 +116,14 @@ describe('a join reaches only collections the key may search', () => {
     expect(ok.body.found).toBe(6);
   });
 
+  it("is refused even when another key's answer to the same request is cached", async () => {
+    const params = { filter_by: '$comments(user_id:=1)', include_fields: 'id,$comments(body)', use_cache: 'true' };
+    for (const key of [ADMIN, both]) expect((await get(search('notes', params), key)).text).toContain('secret-comment');
+    const r = await get(search('notes', params), notesOnly);
+    expect(r.status).toBe(401);
+    expect(r.text).not.toContain('secret-comment');
+  });
+
   it('judges an alias by its name or its collection, and refuses a missing or prototype-named collection as any other', async () => {
     expect((await get(search('notes', { filter_by: '$talk(id:*)' }), notesOnly)).status).toBe(401);
     const viaAlias = await get(search('notes', { filter_by: '$talk(user_id:=1)' }), notesAndTalk);
