@@ -8,6 +8,7 @@
  */
 import { Command, Option } from 'commander';
 import { out, parseIntOption, printJson, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
+import { ADMIN_ACTOR } from '../src/conversation/history.js';
 
 interface Opts {
   dataDir: string;
@@ -66,7 +67,8 @@ export function askCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>):
           });
           return converse(
             e,
-            { q: question, modelId: opts.model, ...(opts.conversation ? { conversationId: opts.conversation } : {}), searches },
+            // (the CLI works on the directory itself: it continues any conversation)
+            { q: question, modelId: opts.model, ...(opts.conversation ? { conversationId: opts.conversation } : {}), searches, actor: ADMIN_ACTOR },
             {
               onContext: (s) => (sources = s),
               ...(opts.json

@@ -11,6 +11,7 @@
 import { Command, Option } from 'commander';
 import { parseIntOption, printJson, readAllInput, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
 import { listOutput, printList, withListOutput } from './jsonl.js';
+import { ADMIN_ACTOR } from '../src/conversation/history.js';
 
 interface ModelOpts {
   dataDir: string;
@@ -125,7 +126,7 @@ export function conversationsCommand(run: (fn: () => Promise<ExitCode>) => Promi
   withDataDir(withListOutput(cmd.command('list').description('list live conversations, most recent first'))).action((opts: { dataDir: string; json?: boolean; jsonl?: boolean }) =>
     run(async () => {
       const mode = listOutput(opts);
-      const all = await withEngine(opts.dataDir, (e) => e.listConversations(), { merges: 'off' });
+      const all = await withEngine(opts.dataDir, (e) => e.listConversations(ADMIN_ACTOR), { merges: 'off' });
       const line = (c: (typeof all)[number]) => {
         const first = c.conversation.find((t) => 'user' in t) as { user: string } | undefined;
         const when = new Date(c.last_updated * 1000).toISOString().replace('.000Z', 'Z');
@@ -137,12 +138,12 @@ export function conversationsCommand(run: (fn: () => Promise<ExitCode>) => Promi
   );
   withDataDir(cmd.command('get').description('print a conversation').argument('<id>')).action((id: string, opts: { dataDir: string }) =>
     run(async () => {
-      await printJson(await withEngine(opts.dataDir, (e) => e.getConversation(id), { merges: 'off' }));
+      await printJson(await withEngine(opts.dataDir, (e) => e.getConversation(id, ADMIN_ACTOR), { merges: 'off' }));
     }),
   );
   withDataDir(cmd.command('delete').description('delete a conversation').argument('<id>')).action((id: string, opts: { dataDir: string }) =>
     run(async () => {
-      await printJson(await withEngine(opts.dataDir, (e) => e.deleteConversation(id), { merges: 'off' }));
+      await printJson(await withEngine(opts.dataDir, (e) => e.deleteConversation(id, ADMIN_ACTOR), { merges: 'off' }));
     }),
   );
   return cmd;

@@ -31,7 +31,9 @@ import { vectorHooks } from './vector/hooks.js';
 import { forgetGraphs, saveGraphs, vectorIndex } from './vector/hnsw.js';
 import { alterCollection, rebuildIndex } from './collection/alter.js';
 import { makeReferenceHooks, referencingCollections } from './join/refs.js';
-import { decorateWithJoins, parseJoinIncludes } from './join/join.js';
+import { checkJoinIncludes, decorateWithJoins, parseJoinIncludes } from './join/join.js';
+import { joinAccessOf } from './join/access.js';
+import type { Scope } from './keys/scope.js';
 import { loadDocument, projectionWants } from './document/stored.js';
 import { embedQuery, enrichOps, resolveEmbedFields, type RemoteEmbeddingOptions } from './vector/autoembed.js';
 import type { EmbedEnv } from './embed/index.js';
@@ -56,7 +58,7 @@ import { naturalLanguageSearch, nlSearchModels, wantsNlQuery, type NlSearchModel
 import { createKey, deleteKey, getKey, listKeys, purgeExpiredKeys, type CreatedKey, type KeyView } from './keys/keys.js';
 import { Authenticator } from './keys/auth.js';
 import { conversationModels, type ConversationModel } from './conversation/models.js';
-import { deleteConversation, getConversation, listConversations, purgeExpiredConversations, updateConversation, type Conversation } from './conversation/history.js';
+import { deleteConversation, getConversation, listConversations, purgeExpiredConversations, updateConversation, type Conversation, type ConversationActor } from './conversation/history.js';
 import type { ModelRegistry } from './llm/registry.js';
 import { deleteRule, getRule, listRules, putRule, ruleIndex, type AnalyticsRule } from './analytics/rules.js';
 import { copyEnvironment } from './storage/copy.js';
@@ -375,13 +377,16 @@ export class Engine {
     return r.doc;
   }
 
-  getDocument(collection: string, id: string, projection: Projection = {}): Record<string, unknown> {
+  /** `keyScope`: the patterns of a key that may not read every collection (joined fields reach only those it allows). */
+  getDocument(collection: string, id: string, projection: Projection = {}, keyScope?: Scope): Record<string, unknown> {
+    const joins = parseJoinIncludes(projection.include, projection.exclude);
+    const access = joinAccessOf(this.store, keyScope, 'documents:get');
+    checkJoinIncludes(joins, access);
     const schema = getSchema(this.store, collection);
     const seq = this.store.ids.get([schema.id, id]);
     const doc = seq === undefined ? undefined : loadDocument(this.store, schema, seq, projectionWants(projection.include, projection.exclude));
     if (!doc) throw new FathomError('DOCUMENT_NOT_FOUND', `document \`${id}\` not found in collection \`${collection}\``);
-    const joins = parseJoinIncludes(projection.include, projection.exclude);
-    return decorateWithJoins(this.store, schema, joins, project(doc, projection), seq!);
+    return decorateWithJoins(this.store, schema, joins, project(doc, projection), seq!, access);
   }
 
   // -------------------------------------------------------------------------
@@ -417,23 +422,26 @@ export class Engine {
   }
 
   /** Like exportDocuments, as JSON text lines (stored text streamed as it is when nothing is projected). */
-  exportLines(collection: string, opts: ExportOptions & { filterBy?: string } = {}): Generator<string> {
-    const schema = getSchema(this.store, collection);
-    const joins = parseJoinIncludes(opts.include, opts.exclude);
-    const o: ExportOptions = { ...opts };
-    if (joins.length > 0) o.decorate = (doc, seq) => decorateWithJoins(this.store, schema, joins, doc, seq);
-    if (opts.filterBy !== undefined && opts.filterBy.trim() !== '') o.seqs = filterSeqs(this.store, collection, opts.filterBy);
-    return exportLines(this.store, collection, o);
+  exportLines(collection: string, opts: ExportOptions & { filterBy?: string; keyScope?: Scope } = {}): Generator<string> {
+    return exportLines(this.store, collection, this.exportOptions(collection, opts));
   }
 
   /** Documents of a collection in seq order; with `filterBy`, only those that match. Joined fields with `$c(...)`. */
-  exportDocuments(collection: string, opts: ExportOptions & { filterBy?: string } = {}): Generator<Record<string, unknown>> {
+  exportDocuments(collection: string, opts: ExportOptions & { filterBy?: string; keyScope?: Scope } = {}): Generator<Record<string, unknown>> {
+    return exportDocuments(this.store, collection, this.exportOptions(collection, opts));
+  }
+
+  /** An export's options with its joins and filter resolved; `keyScope` as for getDocument. */
+  private exportOptions(collection: string, opts: ExportOptions & { filterBy?: string; keyScope?: Scope }): ExportOptions {
+    const { filterBy, keyScope, ...rest } = opts;
     const schema = getSchema(this.store, collection);
     const joins = parseJoinIncludes(opts.include, opts.exclude);
-    const o: ExportOptions = { ...opts };
-    if (joins.length > 0) o.decorate = (doc, seq) => decorateWithJoins(this.store, schema, joins, doc, seq);
-    if (opts.filterBy !== undefined && opts.filterBy.trim() !== '') o.seqs = filterSeqs(this.store, collection, opts.filterBy);
-    return exportDocuments(this.store, collection, o);
+    const access = joinAccessOf(this.store, keyScope, 'documents:export');
+    checkJoinIncludes(joins, access);
+    const o: ExportOptions = rest;
+    if (joins.length > 0) o.decorate = (doc, seq) => decorateWithJoins(this.store, schema, joins, doc, seq, access);
+    if (filterBy !== undefined && filterBy.trim() !== '') o.seqs = filterSeqs(this.store, collection, filterBy, access);
+    return o;
   }
 
   // -------------------------------------------------------------------------
@@ -552,9 +560,9 @@ export class Engine {
   }
 
   /** Deletes every document matching `filterBy`, `batchSize` per transaction. */
-  async deleteByFilter(collection: string, filterBy: string, batchSize = DELETE_BATCH_SIZE): Promise<{ num_deleted: number }> {
+  async deleteByFilter(collection: string, filterBy: string, batchSize = DELETE_BATCH_SIZE, keyScope?: Scope): Promise<{ num_deleted: number }> {
     if (!filterBy || !filterBy.trim()) throw new FathomError('BAD_PARAMETER', 'filter_by is required to delete documents by query');
-    const seqs = filterSeqs(this.store, collection, filterBy);
+    const seqs = filterSeqs(this.store, collection, filterBy, joinAccessOf(this.store, keyScope, 'documents:delete'));
     let deleted = 0;
     for (let i = 0; i < seqs.length; i += batchSize) {
       const ops: BatchOp[] = seqs.slice(i, i + batchSize).map((seq) => ({ kind: 'deleteSeq', seq }));
@@ -568,11 +576,11 @@ export class Engine {
    * Applies `partial` to every document matching `filterBy`. Answers the fields applied
    * (as stored: coerced values, as a single update answers) and `num_updated`.
    */
-  async updateByFilter(collection: string, filterBy: string, partial: unknown, opts: WriteOptions = {}): Promise<Record<string, unknown> & { num_updated: number }> {
+  async updateByFilter(collection: string, filterBy: string, partial: unknown, opts: WriteOptions & { keyScope?: Scope } = {}): Promise<Record<string, unknown> & { num_updated: number }> {
     if (!filterBy || !filterBy.trim()) throw new FathomError('BAD_PARAMETER', 'filter_by is required to update documents by query');
     if (!partial || typeof partial !== 'object' || Array.isArray(partial)) throw new FathomError('BAD_DOCUMENT', 'the update must be a JSON object');
     if ('id' in (partial as object)) throw new FathomError('BAD_DOCUMENT', 'an update by filter cannot change `id`');
-    const seqs = filterSeqs(this.store, collection, filterBy);
+    const seqs = filterSeqs(this.store, collection, filterBy, joinAccessOf(this.store, opts.keyScope, 'documents:update'));
     const collId = getRecord(this.store, collection).id;
     let updated = 0;
     let applied: Record<string, unknown> | undefined;
@@ -731,17 +739,18 @@ export class Engine {
   nlSearchModels(): ModelRegistry<NlSearchModel> {
     return nlSearchModels(this.store);
   }
-  listConversations(): Conversation[] {
-    return listConversations(this.store);
+  /** The conversations `actor` may see (src/conversation/history.ts: a key sees those it started; ADMIN_ACTOR every one). */
+  listConversations(actor: ConversationActor): Conversation[] {
+    return listConversations(this.store, actor);
   }
-  getConversation(id: string): Conversation {
-    return getConversation(this.store, id);
+  getConversation(id: string, actor: ConversationActor): Conversation {
+    return getConversation(this.store, id, actor);
   }
-  updateConversation(id: string, body: unknown): Promise<Conversation> {
-    return updateConversation(this.store, id, body);
+  updateConversation(id: string, body: unknown, actor: ConversationActor): Promise<Conversation> {
+    return updateConversation(this.store, id, body, actor);
   }
-  deleteConversation(id: string): Promise<{ id: string }> {
-    return deleteConversation(this.store, id);
+  deleteConversation(id: string, actor: ConversationActor): Promise<{ id: string }> {
+    return deleteConversation(this.store, id, actor);
   }
 
   putAnalyticsRule(name: string, body: unknown, opts: { create?: boolean } = {}): Promise<AnalyticsRule> {

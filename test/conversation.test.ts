@@ -10,7 +10,7 @@ import { FakeLlm, contextIds, promptQuestion, type LlmCall } from './llm-fake.js
 import type { Engine } from '../src/engine.js';
 import { conversationModels } from '../src/conversation/models.js';
 import { converse, conversationRequest, type ConversationRequest } from '../src/conversation/rag.js';
-import { getConversation, listConversations, purgeExpiredConversations, updateConversation, deleteConversation } from '../src/conversation/history.js';
+import { ADMIN_ACTOR, getConversation, listConversations, purgeExpiredConversations, updateConversation, deleteConversation } from '../src/conversation/history.js';
 import { CONVERSATION_DEFAULTS } from '../src/defaults.js';
 import { FathomError } from '../src/errors.js';
 
@@ -34,7 +34,7 @@ function openaiModel(extra: Record<string, unknown> = {}) {
 }
 
 function ask(q: string, modelId: string, extra: Partial<ConversationRequest> = {}): ConversationRequest {
-  return { q, modelId, searches: [{ collection: 'books', query_by: 'emb', exclude_fields: 'emb' }], ...extra };
+  return { q, modelId, searches: [{ collection: 'books', query_by: 'emb', exclude_fields: 'emb' }], actor: ADMIN_ACTOR, ...extra };
 }
 
 function callsSince(n: number): LlmCall[] {
@@ -164,7 +164,7 @@ describe('a conversation', () => {
     expect(res.conversation.conversation_history!.conversation).toEqual([{ user: 'a book about a desert planet' }, { assistant: res.conversation.answer }]);
     expect(res.conversation.conversation_history!.id).toBe(res.conversation.conversation_id);
     expect(res.conversation.conversation_history!.ttl).toBe(86400);
-    expect(getConversation(engine.store, res.conversation.conversation_id).conversation).toHaveLength(2);
+    expect(getConversation(engine.store, res.conversation.conversation_id, ADMIN_ACTOR).conversation).toHaveLength(2);
   });
 
   it('rewrites a follow-up into a standalone question from the history, searches with it and grows the history', async () => {
@@ -194,7 +194,7 @@ describe('a conversation', () => {
       [{ collection: 'books', query_by: 'emb' }],
       [{ q: 'a planet', conversation: 'true', conversation_model_id: modelId, exclude_fields: 'conversation_history', collection: 'books', query_by: 'emb' }],
     );
-    const res = await converse(engine, creq);
+    const res = await converse(engine, { ...creq, actor: ADMIN_ACTOR });
     expect(res.conversation.conversation_history).toBeUndefined();
     expect(res.conversation.answer).toMatch(/^Based on/);
     expect(res.results[0]!.hits!.length).toBeGreaterThan(0);
@@ -203,6 +203,7 @@ describe('a conversation', () => {
   it('uses the top results of every search, taken in turn and labelled with their collection', async () => {
     const before = llm.calls.length;
     const res = await converse(engine, {
+      actor: ADMIN_ACTOR,
       q: 'fantasy writers',
       modelId,
       searches: [
@@ -249,7 +250,7 @@ describe('a conversation', () => {
     await engine.import('essays', [Buffer.from(essays.map((d) => JSON.stringify(d)).join('\n'))], {}, () => {});
     const roomy = await conversationModels(engine.store).create(openaiModel({ id: 'roomy', max_bytes: 1_000_000 }));
     const before = llm.calls.length;
-    const res = await converse(engine, { q: 'a long journey home', modelId: roomy.id as string, searches: [{ collection: 'essays', query_by: 'emb', per_page: 40 }] });
+    const res = await converse(engine, { actor: ADMIN_ACTOR, q: 'a long journey home', modelId: roomy.id as string, searches: [{ collection: 'essays', query_by: 'emb', per_page: 40 }] });
     const call = callsSince(before)[0]!;
     const context = /<Search results>\n([\s\S]*?)\n\n<Question>/.exec(call.prompt)![1]!;
     const budget = CONVERSATION_DEFAULTS.contextTokens * CONVERSATION_DEFAULTS.bytesPerToken;
@@ -278,7 +279,7 @@ describe('a conversation', () => {
     const history = /<Conversation>\n([\s\S]*?)\n\n<Follow-up question>/.exec(prompt)![1]!;
     expect(history.length).toBeLessThanOrEqual(CONVERSATION_DEFAULTS.historyChars);
     expect(history).not.toContain('first question');
-    const all = getConversation(engine.store, id).conversation;
+    const all = getConversation(engine.store, id, ADMIN_ACTOR).conversation;
     expect(all).toHaveLength(10);
     // the history before the last follow-up ends with the previous answer
     expect(history.endsWith(JSON.stringify(all[all.length - 3]))).toBe(true);
@@ -293,15 +294,15 @@ describe('a conversation', () => {
     expect(pieces.length).toBeGreaterThan(2);
     expect(pieces.join('')).toBe(res.conversation.answer);
     expect(started).toBe(res.conversation.conversation_id);
-    expect(getConversation(engine.store, started).conversation[1]).toEqual({ assistant: res.conversation.answer });
+    expect(getConversation(engine.store, started, ADMIN_ACTOR).conversation[1]).toEqual({ assistant: res.conversation.answer });
   });
 
   it('refuses searches without an auto-embedding field, naming the search', async () => {
-    await expect(converse(engine, { q: 'x', modelId, searches: [{ collection: 'books', query_by: 'emb' }, { collection: 'books', query_by: 'title' }] })).rejects.toThrow(
+    await expect(converse(engine, { actor: ADMIN_ACTOR, q: 'x', modelId, searches: [{ collection: 'books', query_by: 'emb' }, { collection: 'books', query_by: 'title' }] })).rejects.toThrow(
       /^search 2 \(collection `books`\): conversational search needs `query_by` to include an auto-embedding field \(this collection has `emb`\)/,
     );
-    await expect(converse(engine, { q: 'x', modelId, searches: [{ collection: 'plain', query_by: 'title' }] })).rejects.toThrow(/this collection has none/);
-    await expect(converse(engine, { q: 'x', modelId, searches: [{ collection: 'nope', query_by: 'emb' }] })).rejects.toMatchObject({ status: 404, message: 'search 1: collection `nope` not found' });
+    await expect(converse(engine, { actor: ADMIN_ACTOR, q: 'x', modelId, searches: [{ collection: 'plain', query_by: 'title' }] })).rejects.toThrow(/this collection has none/);
+    await expect(converse(engine, { actor: ADMIN_ACTOR, q: 'x', modelId, searches: [{ collection: 'nope', query_by: 'emb' }] })).rejects.toMatchObject({ status: 404, message: 'search 1: collection `nope` not found' });
   });
 
   it('answers 404 for an unknown model or conversation', async () => {
@@ -327,12 +328,12 @@ describe('provider failures', () => {
   });
 
   async function failsWith(pattern: RegExp, stream = false) {
-    const count = listConversations(engine.store).length;
+    const count = listConversations(engine.store, ADMIN_ACTOR).length;
     const err = await converse(engine, ask('a planet', modelId), stream ? { stream: { onStart() {}, onPiece() {} } } : {}).catch((e) => e);
     expect(err).toBeInstanceOf(FathomError);
     expect(err.status).toBe(400);
     expect(err.message).toMatch(pattern);
-    expect(listConversations(engine.store).length).toBe(count); // nothing stored
+    expect(listConversations(engine.store, ADMIN_ACTOR).length).toBe(count); // nothing stored
   }
 
   it('reports the provider\'s own error message', async () => {
@@ -422,26 +423,26 @@ describe('conversations', () => {
     const res = await converse(engine, ask('a ring', m.id as string));
     const id = res.conversation.conversation_id;
     expect(res.conversation.conversation_history!.ttl).toBe(60);
-    expect(listConversations(engine.store).map((c) => c.id)).toContain(id);
-    const updated = await updateConversation(engine.store, id, { ttl: 3600 });
+    expect(listConversations(engine.store, ADMIN_ACTOR).map((c) => c.id)).toContain(id);
+    const updated = await updateConversation(engine.store, id, { ttl: 3600 }, ADMIN_ACTOR);
     expect(updated.ttl).toBe(3600);
-    await expect(updateConversation(engine.store, id, { ttl: -1 })).rejects.toThrow(/`ttl` must be/);
-    await expect(updateConversation(engine.store, id, { colour: 1 })).rejects.toThrow(/only `ttl`/);
+    await expect(updateConversation(engine.store, id, { ttl: -1 }, ADMIN_ACTOR)).rejects.toThrow(/`ttl` must be/);
+    await expect(updateConversation(engine.store, id, { colour: 1 }, ADMIN_ACTOR)).rejects.toThrow(/only `ttl`/);
 
     const other = (await converse(engine, ask('a ring', m.id as string))).conversation.conversation_id;
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(Date.now() + 61_000);
     // `other` (ttl 60) has expired, `id` (ttl 3600) has not
-    expect(() => getConversation(engine.store, other)).toThrow(/not found/);
-    expect(listConversations(engine.store).map((c) => c.id)).not.toContain(other);
+    expect(() => getConversation(engine.store, other, ADMIN_ACTOR)).toThrow(/not found/);
+    expect(listConversations(engine.store, ADMIN_ACTOR).map((c) => c.id)).not.toContain(other);
     await expect(converse(engine, ask('more', m.id as string, { conversationId: other }))).rejects.toMatchObject({ status: 404 });
-    expect(getConversation(engine.store, id).id).toBe(id);
+    expect(getConversation(engine.store, id, ADMIN_ACTOR).id).toBe(id);
     expect(await purgeExpiredConversations(engine.store)).toBeGreaterThanOrEqual(1);
     expect(engine.store.aux.get(['conv', other])).toBeUndefined();
     expect(engine.store.aux.get(['conv', id])).toBeDefined();
     vi.useRealTimers();
 
-    expect(await deleteConversation(engine.store, id)).toEqual({ id });
-    await expect(deleteConversation(engine.store, id)).rejects.toMatchObject({ status: 404 });
+    expect(await deleteConversation(engine.store, id, ADMIN_ACTOR)).toEqual({ id });
+    await expect(deleteConversation(engine.store, id, ADMIN_ACTOR)).rejects.toMatchObject({ status: 404 });
   });
 });

@@ -1,9 +1,12 @@
 /**
  * Hostile requests against a real `fathom serve` on loopback: at least 2,000 generated
  * requests (bad JSON, deep nesting, long tokens, bad filters, sorts, vector queries and
- * facets, odd paths and headers) must never get a 5xx, never take the server down, and
- * never change the data they have no right to change (the `books` export hashes the same
- * before and after; requests that may write go to a scratch collection).
+ * facets, odd paths and headers, reverse joins into a collection the key may not search,
+ * follow-ups and conversation routes with other keys' conversation ids) must never get a
+ * 5xx, never take the server down, never show what the key may not see, and never change
+ * the data they have no right to change (the `books` and `reviews` exports hash the same
+ * before and after, and so does a conversation only its owner may change; requests that may
+ * write go to a scratch collection).
  */
 import http from 'node:http';
 import { createHash } from 'node:crypto';
@@ -11,12 +14,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { startServer, type RunningServer } from '../src/server/serve.js';
 import { generateScopedSearchKey } from '../src/keys/scoped.js';
-import { dataDirPath } from './helpers.js';
+import { FakeLlm } from './llm-fake.js';
+import { dirWithTinyModel } from './conversation-fixtures.js';
 
 const KEY = 'fuzz-admin-key';
 let server: RunningServer;
 let searchKey = '';
 let scopedKey = '';
+/** May search `reviews` too; its scoped child sees only user 1's reviews. */
+let reviewsKey = '';
+let reviewsScoped = '';
+/** Conversation keys: `ownerKey` started the conversation `ownedId`; the others may not touch it. */
+let ownerKey = '';
+let otherConvKey = '';
+let otherScoped = '';
+let ownedId = '';
+let ownedBefore = '';
+let llm: FakeLlm;
+/** In the owned conversation's question: no other key's answer, and no LLM prompt for another key, may hold it. */
+const OWNED_MARKER = 'OWNEDQUESTION';
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 
 interface Req {
@@ -24,6 +40,12 @@ interface Req {
   path: string;
   headers: Record<string, string>;
   body?: string | Buffer;
+  /** Text the answer must not hold (what the request's key may not see). */
+  forbid?: readonly string[];
+  /** The request must be refused (4xx). */
+  refused?: boolean;
+  /** The class of a request whose answers are checked beyond its status, counted apart. */
+  cls?: 'reverse joins' | 'foreign conversation ids';
 }
 
 function send(r: Req): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
@@ -56,7 +78,8 @@ const BOOKS = Array.from({ length: 40 }, (_, i) => ({
 }));
 
 beforeAll(async () => {
-  server = await startServer({ dataDir: dataDirPath(), apiKey: KEY, address: '127.0.0.1', port: 0, logLevel: 'silent', limits: { bodyLimit: 1 << 20 } }, { engine: { merges: 'inline' } });
+  llm = await new FakeLlm().start();
+  server = await startServer({ dataDir: dirWithTinyModel(), apiKey: KEY, address: '127.0.0.1', port: 0, logLevel: 'silent', limits: { bodyLimit: 1 << 20 } }, { engine: { merges: 'inline' } });
   const admin = (method: string, path: string, body?: unknown) =>
     send({ method, path, headers: { 'x-typesense-api-key': KEY, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
   const schema = {
@@ -76,12 +99,55 @@ beforeAll(async () => {
   expect(imp.body.split('\n').every((l) => JSON.parse(l).success)).toBe(true);
   searchKey = JSON.parse((await admin('POST', '/keys', { description: 's', actions: ['documents:search'], collections: ['books', 'scratch'] })).body).value;
   scopedKey = generateScopedSearchKey(searchKey, { filter_by: 'year:>1960', exclude_fields: 'rating' });
+
+  // reviews reference books: a reverse join from books reads them
+  const reviewFields = [
+    { name: 'body', type: 'string' },
+    { name: 'user_id', type: 'int32', facet: true },
+    { name: 'stars', type: 'int32' },
+    { name: 'book_ref', type: 'string', reference: 'books.id' },
+  ];
+  expect((await admin('POST', '/collections', { name: 'reviews', fields: reviewFields })).status).toBe(201);
+  const reviews = BOOKS.slice(0, 20).flatMap((b, i) => [1, 2].map((u) => ({ id: `r${i}-${u}`, body: `review REVIEWSECRET-u${u} of ${b.id}`, user_id: u, stars: (i + u) % 5, book_ref: b.id })));
+  const rimp = await send({ method: 'POST', path: '/collections/reviews/documents/import', headers: { 'x-typesense-api-key': KEY }, body: reviews.map((r) => JSON.stringify(r)).join('\n') });
+  expect(rimp.body.split('\n').every((l) => JSON.parse(l).success)).toBe(true);
+  reviewsKey = JSON.parse((await admin('POST', '/keys', { description: 'r', actions: ['documents:search'], collections: ['books', 'reviews'] })).body).value;
+  reviewsScoped = generateScopedSearchKey(reviewsKey, { filter_by: '$reviews(user_id:=1)' });
+
+  // a collection to converse about, a model, and a conversation owned by one key
+  const shelf = { name: 'shelf', fields: [{ name: 'title', type: 'string' }, { name: 'emb', type: 'float[]', embed: { from: ['title'], model_config: { model_name: 'tiny' } } }] };
+  expect((await admin('POST', '/collections', shelf)).status).toBe(201);
+  const simp = await send({ method: 'POST', path: '/collections/shelf/documents/import', headers: { 'x-typesense-api-key': KEY }, body: BOOKS.slice(0, 10).map((b) => JSON.stringify({ id: b.id, title: b.title })).join('\n') });
+  expect(simp.body.split('\n').every((l) => JSON.parse(l).success)).toBe(true);
+  expect((await admin('POST', '/conversations/models', { id: 'm', model_name: 'openai/gpt-test', api_key: 'sk-test-key-0123456789abcdef', openai_url: llm.url, max_bytes: 16384 })).status).toBe(200);
+  const conv = { actions: ['documents:search', 'conversations:*'], collections: ['shelf'] };
+  ownerKey = JSON.parse((await admin('POST', '/keys', { description: 'owner', ...conv })).body).value;
+  otherConvKey = JSON.parse((await admin('POST', '/keys', { description: 'other', ...conv })).body).value;
+  const shelfSearch = JSON.parse((await admin('POST', '/keys', { description: 'shelf search', actions: ['documents:search'], collections: ['shelf'] })).body).value;
+  otherScoped = generateScopedSearchKey(shelfSearch, { filter_by: 'id:!=b1' });
+  const asked = await send({
+    method: 'POST',
+    path: `/multi_search?q=${OWNED_MARKER}+about+gardens&conversation=true&conversation_model_id=m`,
+    headers: { 'x-typesense-api-key': ownerKey, 'content-type': 'application/json' },
+    body: JSON.stringify({ searches: [{ collection: 'shelf', query_by: 'emb', exclude_fields: 'emb' }] }),
+  });
+  expect(asked.status).toBe(200);
+  ownedId = JSON.parse(asked.body).conversation.conversation_id;
+  ownedBefore = await ownedConversation();
 });
 
 afterAll(async () => {
   agent.destroy();
   await server?.stop();
+  await llm?.stop();
 });
+
+/** The owned conversation as its owner reads it. */
+async function ownedConversation(): Promise<string> {
+  const r = await send({ method: 'GET', path: `/conversations/${ownedId}`, headers: { 'x-typesense-api-key': ownerKey } });
+  expect(r.status).toBe(200);
+  return r.body;
+}
 
 // ---------------------------------------------------------------------------
 // Generators
@@ -236,6 +302,83 @@ const idPath = fc.oneof(fc.constantFrom('b1', 'nope', '..', '.', '%2e%2e', 'sear
 const collectionPath = fc.constantFrom('books', 'scratch', 'nope', '..', '%zz', 'books%2F..', '😀', 'x'.repeat(3000));
 const contentType = fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/xml', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', '', ';;;', 'application/vnd.api+json');
 
+// reverse joins: books <- reviews, in filters, joined fields and sorts, nested, aliased, with every key
+const reviewsInner = fc.oneof(
+  fc.constantFrom('id:*', 'user_id:=1', 'user_id:=2', 'user_id:[1,2]', 'stars:>2', 'body:REVIEWSECRET', '$books(id:*)', '$books(year:>1960)', 'nope:=1', ''),
+  filterPiece,
+);
+const reviewsJoin = fc.record(
+  {
+    filter_by: fc.oneof(
+      reviewsInner.map((f) => `$reviews(${f})`),
+      fc.tuple(reviewsInner, filter).map(([f, g]) => `${g} || $reviews(${f})`),
+      reviewsInner.map((f) => `id:* || $reviews(${f})`),
+      reviewsInner.map((f) => `$reviews($books($reviews(${f})))`),
+    ),
+    include_fields: fc.constantFrom('$reviews(*)', 'id,$reviews(body)', '$reviews(body, strategy: merge)', '$reviews(*, strategy: nest_array) as r', '$reviews(body', 'title'),
+    exclude_fields: fc.constantFrom('$reviews(body)', '$reviews(*)'),
+    sort_by: fc.constantFrom('$reviews(stars:asc)', '$reviews(stars:desc),year:asc', '$reviews(nope:asc)', '$reviews(stars'),
+    q: fc.constantFrom('*', 'book'),
+    query_by: fc.constant('title'),
+  },
+  { requiredKeys: [] },
+);
+/** A key, and what its answers must never hold. */
+const joinKey = fc.constantFrom(
+  { key: () => KEY, forbid: [] as string[] },
+  { key: () => searchKey, forbid: ['REVIEWSECRET'] },
+  { key: () => scopedKey, forbid: ['REVIEWSECRET'] },
+  { key: () => reviewsKey, forbid: [] as string[] },
+  { key: () => reviewsScoped, forbid: ['REVIEWSECRET-u2'] },
+);
+const reverseJoins: fc.Arbitrary<Req> = fc.oneof(
+  fc.tuple(reviewsJoin, joinKey).map(([p, k]) => ({
+    method: 'GET',
+    path: `/collections/books/documents/search?${queryString(p as Record<string, string>)}`,
+    headers: { 'x-typesense-api-key': k.key() },
+    forbid: k.forbid,
+    cls: 'reverse joins' as const,
+  })),
+  fc.tuple(fc.array(reviewsJoin, { minLength: 1, maxLength: 3 }), joinKey, fc.boolean()).map(([ps, k, union]) => ({
+    method: 'POST',
+    path: '/multi_search',
+    headers: { 'x-typesense-api-key': k.key(), 'content-type': 'application/json' },
+    body: JSON.stringify({ searches: ps.map((p) => ({ collection: 'books', ...p })), ...(union ? { union: true } : {}) }),
+    forbid: k.forbid,
+    cls: 'reverse joins' as const,
+  })),
+);
+
+// foreign conversation ids: the owned conversation (or made-up ids) with keys that do not own it
+const conversationId = fc.oneof(
+  fc.constant(() => ownedId),
+  // (no `..`: the server resolves `/conversations/..` to the dashboard page, not to an id)
+  fc.constantFrom('nope', '__proto__', 'constructor', 'toString', '.', '%', 'a/b', '😀', 'x'.repeat(500)).map((v) => () => v),
+  fc.string({ maxLength: 12 }).filter((v) => v !== '..').map((v) => () => v),
+);
+const foreignKey = fc.constantFrom(() => otherConvKey, () => otherScoped, () => searchKey, () => scopedKey, () => 'wrong-key');
+const foreignConversations: fc.Arbitrary<Req> = fc.oneof(
+  fc.tuple(conversationId, foreignKey, fc.boolean(), fc.constantFrom('shelf', 'books', 'nope')).map(([id, key, stream, c]) => ({
+    method: 'POST',
+    path: `/multi_search?q=tell+me+more&conversation=true&conversation_model_id=m&conversation_id=${enc(id())}${stream ? '&conversation_stream=true' : ''}`,
+    headers: { 'x-typesense-api-key': key(), 'content-type': 'application/json' },
+    body: JSON.stringify({ searches: [{ collection: c, query_by: 'emb', exclude_fields: 'emb' }] }),
+    forbid: [OWNED_MARKER],
+    refused: true,
+    cls: 'foreign conversation ids' as const,
+  })),
+  fc.tuple(conversationId, foreignKey, fc.constantFrom('GET', 'PUT', 'DELETE'), fc.oneof(fc.constant('{"ttl": 1}'), badJson)).map(([id, key, method, body]) => ({
+    method,
+    path: `/conversations/${enc(id())}`,
+    headers: { 'x-typesense-api-key': key(), 'content-type': 'application/json' },
+    ...(method === 'PUT' ? { body } : {}),
+    forbid: [OWNED_MARKER],
+    refused: true,
+    cls: 'foreign conversation ids' as const,
+  })),
+  fc.tuple(foreignKey).map(([key]) => ({ method: 'GET', path: '/conversations', headers: { 'x-typesense-api-key': key() }, forbid: [OWNED_MARKER], cls: 'foreign conversation ids' as const })),
+);
+
 /** One hostile request; `mayWrite` says whether it could change `books` if it succeeded. */
 const request: fc.Arbitrary<Req> = fc.oneof(
   // searches, GET and multi_search, with every key kind
@@ -303,6 +446,8 @@ const request: fc.Arbitrary<Req> = fc.oneof(
     else headers[h] = safe;
     return { method: 'GET', path: '/collections/books/documents/search?q=book&query_by=title', headers };
   }),
+  reverseJoins,
+  foreignConversations,
 );
 
 // ---------------------------------------------------------------------------
@@ -310,7 +455,10 @@ const request: fc.Arbitrary<Req> = fc.oneof(
 describe('hostile requests', () => {
   it('get no 5xx, never stop the server and never change data they may not change', async () => {
     const before = await exportHash('books');
+    const reviewsBefore = await exportHash('reviews');
+    const llmCalls = llm.calls.length;
     const byClass: Record<string, number> = {};
+    const byRequestClass: Record<string, number> = {};
     const failures: string[] = [];
     const samples = fc.sample(request, { numRuns: 2200, seed: 2511 });
     for (const r of samples) {
@@ -323,7 +471,13 @@ describe('hostile requests', () => {
       }
       const cls = `${Math.floor(res.status / 100)}xx`;
       byClass[cls] = (byClass[cls] ?? 0) + 1;
+      if (r.cls) {
+        const k = `${r.cls} ${cls}${r.forbid?.length ? ', checked' : ''}`;
+        byRequestClass[k] = (byRequestClass[k] ?? 0) + 1;
+      }
       if (res.status >= 500) failures.push(`${r.method} ${r.path.slice(0, 200)} -> ${res.status} ${res.body.slice(0, 200)}`);
+      for (const text of r.forbid ?? []) if (res.body.includes(text)) failures.push(`${r.method} ${r.path.slice(0, 200)} -> ${res.status} shows ${text}`);
+      if (r.refused && res.status < 400) failures.push(`${r.method} ${r.path.slice(0, 200)} -> ${res.status}, not refused`);
       else if (res.status >= 400 && r.method !== 'HEAD') {
         let message: unknown;
         try {
@@ -335,14 +489,22 @@ describe('hostile requests', () => {
         else if (/\n\s+at |node_modules|\.ts:\d+/.test(message)) failures.push(`${r.method} ${r.path.slice(0, 120)} -> a stack trace in the message`);
       }
     }
-    console.log(`fuzz: ${samples.length} requests by status class ${JSON.stringify(byClass)}`);
+    console.log(`fuzz: ${samples.length} requests by status class ${JSON.stringify(byClass)}; ${JSON.stringify(byRequestClass)}`);
     expect(failures.slice(0, 20)).toEqual([]);
     expect(samples.length).toBeGreaterThanOrEqual(2000);
     // every kind of answer was exercised
     expect(byClass['2xx']).toBeGreaterThan(100);
     expect(byClass['4xx']).toBeGreaterThan(500);
+    // the reverse joins were answered, some of them to keys whose answers are checked for what they may not see
+    expect(byRequestClass['reverse joins 2xx, checked']).toBeGreaterThan(10);
+    expect(byRequestClass['reverse joins 4xx, checked']).toBeGreaterThan(10);
+    expect(byRequestClass['foreign conversation ids 4xx, checked']).toBeGreaterThan(50);
     const health = await send({ method: 'GET', path: '/health', headers: {} });
     expect(health.status).toBe(200);
     expect(await exportHash('books')).toBe(before);
+    expect(await exportHash('reviews')).toBe(reviewsBefore);
+    expect(await ownedConversation()).toBe(ownedBefore);
+    // no other key's request sent the owned conversation to the LLM
+    expect(llm.calls.slice(llmCalls).some((c) => JSON.stringify(c.body).includes(OWNED_MARKER))).toBe(false);
   }, 240_000);
 });

@@ -8,7 +8,7 @@
 import type { Engine } from '../engine.js';
 import { deleteKey, purgeExpiredKeys, storeReplicatedKey } from '../keys/keys.js';
 import { deleteModel, putModel } from '../llm/registry.js';
-import { appendExchange, deleteConversation, purgeExpiredConversations, updateConversation } from '../conversation/history.js';
+import { ADMIN_ACTOR, appendExchange, deleteConversation, purgeExpiredConversations, updateConversation } from '../conversation/history.js';
 import type { Command } from './command.js';
 import { deleteRule, putRule } from '../analytics/rules.js';
 import { applyBatchLocal } from '../analytics/flush.js';
@@ -49,12 +49,13 @@ export function applyCommand(engine: Engine, cmd: Command): Promise<unknown> {
       return putModel(store, { area: cmd.area, noun: cmd.noun }, cmd.id, cmd.rec, cmd.create);
     case 'model.delete':
       return deleteModel(store, { area: cmd.area, noun: cmd.noun }, cmd.id);
+    // (a command published before owners were recorded was checked as every command then was)
     case 'conversation.append':
-      return appendExchange(store, cmd.id, cmd.question, cmd.answer, { ttl: cmd.ttl, create: cmd.create });
+      return appendExchange(store, cmd.id, cmd.question, cmd.answer, { ttl: cmd.ttl, create: cmd.create, actor: cmd.actor ?? ADMIN_ACTOR });
     case 'conversation.update':
-      return updateConversation(store, cmd.id, cmd.body);
+      return updateConversation(store, cmd.id, cmd.body, cmd.actor ?? ADMIN_ACTOR);
     case 'conversation.delete':
-      return deleteConversation(store, cmd.id);
+      return deleteConversation(store, cmd.id, cmd.actor ?? ADMIN_ACTOR);
     case 'conversations.purge':
       return purgeExpiredConversations(store);
     case 'analytics.rule.put':

@@ -17,6 +17,7 @@ import type { BatchOp } from '../collection/writer.js';
 import type { Store } from '../storage/store.js';
 import type { BatchPart } from '../analytics/flush.js';
 import type { RuleKind } from '../rulesets/rulesets.js';
+import type { ConversationActor } from '../conversation/history.js';
 
 export type Command =
   | { op: 'collection.create'; schema: unknown }
@@ -36,9 +37,10 @@ export type Command =
   | { op: 'keys.purge' }
   | { op: 'model.put'; area: string; noun: string; id: string; rec: Record<string, unknown>; create: boolean }
   | { op: 'model.delete'; area: string; noun: string; id: string }
-  | { op: 'conversation.append'; id: string; question: string; answer: string; ttl: number; create: boolean }
-  | { op: 'conversation.update'; id: string; body: unknown }
-  | { op: 'conversation.delete'; id: string }
+  /** `actor`: who asked (src/conversation/history.ts); absent in commands published before owners were recorded. */
+  | { op: 'conversation.append'; id: string; question: string; answer: string; ttl: number; create: boolean; actor?: ConversationActor }
+  | { op: 'conversation.update'; id: string; body: unknown; actor?: ConversationActor }
+  | { op: 'conversation.delete'; id: string; actor?: ConversationActor }
   | { op: 'conversations.purge' }
   | { op: 'analytics.rule.put'; name: string; body: unknown; create: boolean }
   | { op: 'analytics.rule.delete'; name: string }

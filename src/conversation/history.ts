@@ -2,13 +2,21 @@
  * src/conversation/history.ts: conversations (question and answer histories) in the data
  * directory, each kept `ttl` seconds after its last message, then purged.
  *
- *   aux ['conv', id]                      {id, conversation: [{user}|{assistant}, ...], last_updated, ttl}
+ *   aux ['conv', id]                      {id, conversation: [{user}|{assistant}, ...], last_updated, ttl, owner}
  *   aux ['conv_exp', expires_at, id]      1   (expiry index: last_updated + ttl)
  *
  * A conversation is not bound to a collection or a model. An expired conversation is gone
  * for every reader at once (get, list and follow-ups treat it as missing); its records are
  * removed by the next conversation write and by the server's periodic purge, which scan
  * only the expiry index up to now.
+ *
+ * A conversation belongs to the key that started it: `owner` is that key's fingerprint
+ * (src/keys/auth.ts `conversationActor`: a key id, for a scoped key its parent's id and a
+ * hash of its embedded parameters; never a key value). Every read and write names its
+ * actor, and a conversation the actor does not own is, to it, one that does not exist (the
+ * same 404, so its existence is not told either). Admin actors (the bootstrap key, keys with
+ * every action on every collection, the CLI) see every conversation; a conversation stored
+ * before owners were recorded has none, so only they see it. The owner is never shown.
  */
 import { commit } from '../cluster/command.js';
 import { nowSeconds as clockSeconds } from '../clock.js';
@@ -29,6 +37,29 @@ export interface Conversation {
   ttl: number;
 }
 
+/** A conversation as stored: with the fingerprint of the key that started it (absent: stored before owners were). */
+interface StoredConversation extends Conversation {
+  owner?: string;
+}
+
+/** Who reads or writes a conversation: a key's fingerprint, and whether it sees every conversation. */
+export interface ConversationActor {
+  owner: string;
+  admin: boolean;
+}
+
+/** The CLI and anything else working on the data directory itself. */
+export const ADMIN_ACTOR: ConversationActor = { owner: 'admin', admin: true };
+
+function visibleTo(c: StoredConversation, actor: ConversationActor): boolean {
+  return actor.admin || (c.owner !== undefined && c.owner === actor.owner);
+}
+
+/** A conversation as shown: everything but its owner. */
+function viewOf(c: StoredConversation): Conversation {
+  return { id: c.id, conversation: c.conversation, last_updated: c.last_updated, ttl: c.ttl };
+}
+
 const AREA = 'conv';
 const EXPIRY = 'conv_exp';
 
@@ -47,31 +78,32 @@ function notFound(id: string): FathomError {
   return new FathomError('NOT_FOUND', `conversation \`${id}\` not found (it may have expired)`);
 }
 
-/** The conversation, or undefined when there is none or it has expired. */
-export function findConversation(store: Store, id: string, now = nowSeconds()): Conversation | undefined {
-  const c = store.aux.get([AREA, id]) as Conversation | undefined;
-  return c && isLive(c, now) ? c : undefined;
+/** The conversation as stored, when it is live and `actor` may see it. */
+function findConversation(store: Store, id: string, actor: ConversationActor, now: number): StoredConversation | undefined {
+  const c = store.aux.get([AREA, id]) as StoredConversation | undefined;
+  return c && isLive(c, now) && visibleTo(c, actor) ? c : undefined;
 }
 
-export function getConversation(store: Store, id: string, now = nowSeconds()): Conversation {
-  const c = findConversation(store, id, now);
+/** The conversation; 404 when there is none, it has expired or `actor` does not own it. */
+export function getConversation(store: Store, id: string, actor: ConversationActor, now = nowSeconds()): Conversation {
+  const c = findConversation(store, id, actor, now);
   if (!c) throw notFound(id);
-  return c;
+  return viewOf(c);
 }
 
-/** Live conversations, most recently updated first. */
-export function listConversations(store: Store, now = nowSeconds()): Conversation[] {
+/** Live conversations `actor` may see, most recently updated first. */
+export function listConversations(store: Store, actor: ConversationActor, now = nowSeconds()): Conversation[] {
   const out: Conversation[] = [];
   for (const { key, value } of store.aux.getRange({ start: [AREA, ''] })) {
     if (!Array.isArray(key) || key[0] !== AREA) break;
-    const c = value as Conversation;
-    if (isLive(c, now)) out.push(c);
+    const c = value as StoredConversation;
+    if (isLive(c, now) && visibleTo(c, actor)) out.push(viewOf(c));
   }
   return out.sort((a, b) => b.last_updated - a.last_updated || a.id.localeCompare(b.id));
 }
 
 /** Puts a conversation and its expiry entry; inside a write transaction. */
-function put(store: Store, c: Conversation, old?: Conversation): void {
+function put(store: Store, c: StoredConversation, old?: StoredConversation): void {
   if (old) store.aux.remove([EXPIRY, expiresAt(old), old.id]);
   store.aux.put([AREA, c.id], c);
   store.aux.put([EXPIRY, expiresAt(c), c.id], 1);
@@ -114,56 +146,60 @@ export function newConversationId(): string {
 }
 
 /**
- * Adds a question and its answer to conversation `id`, creating it (with `ttl`) when it does
- * not exist yet. A conversation that expired or was deleted since the question was asked is
- * not brought back: 404. Concurrent follow-ups each add their own pair.
+ * Adds a question and its answer to conversation `id`, creating it (with `ttl`, owned by
+ * `actor`) when it does not exist yet. A conversation that expired or was deleted since the
+ * question was asked is not brought back, and one `actor` does not own is not touched: 404.
+ * Concurrent follow-ups each add their own pair.
  */
-export function appendExchange(store: Store, id: string, question: string, answer: string, opts: { ttl: number; create: boolean }): Promise<Conversation> {
-  return commit(store, { op: 'conversation.append', id, question, answer, ttl: opts.ttl, create: opts.create }, () => storeExchange(store, id, question, answer, opts));
+export function appendExchange(store: Store, id: string, question: string, answer: string, opts: { ttl: number; create: boolean; actor: ConversationActor }): Promise<Conversation> {
+  const { actor } = opts;
+  return commit(store, { op: 'conversation.append', id, question, answer, ttl: opts.ttl, create: opts.create, actor }, () => storeExchange(store, id, question, answer, opts));
 }
 
-function storeExchange(store: Store, id: string, question: string, answer: string, opts: { ttl: number; create: boolean }): Promise<Conversation> {
+function storeExchange(store: Store, id: string, question: string, answer: string, opts: { ttl: number; create: boolean; actor: ConversationActor }): Promise<Conversation> {
   return write(store, () => {
     const now = nowSeconds();
     purgeIn(store, now);
-    const old = store.aux.get([AREA, id]) as Conversation | undefined;
-    if (!old && !opts.create) throw notFound(id);
+    const old = store.aux.get([AREA, id]) as StoredConversation | undefined;
+    if (old ? !visibleTo(old, opts.actor) : !opts.create) throw notFound(id);
     const turns: Turn[] = [...(old?.conversation ?? []), { user: question }, { assistant: answer }];
-    const c: Conversation = { conversation: turns, id, last_updated: now, ttl: old?.ttl ?? opts.ttl };
+    // (an admin's follow-up leaves the conversation its owner's)
+    const owner = old ? old.owner : opts.actor.owner;
+    const c: StoredConversation = { conversation: turns, id, last_updated: now, ttl: old?.ttl ?? opts.ttl, ...(owner !== undefined ? { owner } : {}) };
     put(store, c, old);
-    return c;
+    return viewOf(c);
   });
 }
 
 /** `PUT /conversations/:id` with `{ttl}`: the conversation is kept `ttl` seconds after its last message. */
-export async function updateConversation(store: Store, id: string, body: unknown): Promise<Conversation> {
+export async function updateConversation(store: Store, id: string, body: unknown, actor: ConversationActor): Promise<Conversation> {
   if (!isPlainObject(body)) throw new FathomError('BAD_REQUEST', 'the request body must be a JSON object with `ttl`');
   for (const k of Object.keys(body)) if (k !== 'ttl') throw new FathomError('BAD_REQUEST', `unknown field \`${k}\`; only \`ttl\` can be changed`);
   const ttl = body.ttl;
   if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 1 || ttl > CONVERSATION_DEFAULTS.maxTtl) {
     throw new FathomError('BAD_REQUEST', `\`ttl\` must be a whole number of seconds from 1 to ${CONVERSATION_DEFAULTS.maxTtl}`);
   }
-  return commit(store, { op: 'conversation.update', id, body }, () => storeTtl(store, id, ttl));
+  return commit(store, { op: 'conversation.update', id, body, actor }, () => storeTtl(store, id, ttl, actor));
 }
 
-function storeTtl(store: Store, id: string, ttl: number): Promise<Conversation> {
+function storeTtl(store: Store, id: string, ttl: number, actor: ConversationActor): Promise<Conversation> {
   return write(store, () => {
     const now = nowSeconds();
-    const old = store.aux.get([AREA, id]) as Conversation | undefined;
-    if (!old || !isLive(old, now)) throw notFound(id);
-    const c: Conversation = { ...old, ttl };
+    const old = findConversation(store, id, actor, now);
+    if (!old) throw notFound(id);
+    const c: StoredConversation = { ...old, ttl };
     put(store, c, old);
     purgeIn(store, now);
-    return c;
+    return viewOf(c);
   });
 }
 
-export function deleteConversation(store: Store, id: string): Promise<{ id: string }> {
-  return commit(store, { op: 'conversation.delete', id }, () =>
+export function deleteConversation(store: Store, id: string, actor: ConversationActor): Promise<{ id: string }> {
+  return commit(store, { op: 'conversation.delete', id, actor }, () =>
     write(store, () => {
       const now = nowSeconds();
-      const old = store.aux.get([AREA, id]) as Conversation | undefined;
-      if (!old || !isLive(old, now)) throw notFound(id);
+      const old = findConversation(store, id, actor, now);
+      if (!old) throw notFound(id);
       store.aux.remove([AREA, id]);
       store.aux.remove([EXPIRY, expiresAt(old), id]);
       return { id };

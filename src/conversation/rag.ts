@@ -26,7 +26,7 @@ import { getSchema } from '../collection/catalog.js';
 import { parseFieldList } from '../query/fields.js';
 import { clientFor } from '../llm/registry.js';
 import type { SearchResponse } from '../search/search.js';
-import { appendExchange, getConversation, newConversationId, type Conversation } from './history.js';
+import { appendExchange, getConversation, newConversationId, type Conversation, type ConversationActor } from './history.js';
 import { conversationModels } from './models.js';
 import { answerRequest, standaloneRequest, type ContextSource } from './prompts.js';
 
@@ -45,6 +45,8 @@ export interface ConversationRequest {
   excludeHistory?: boolean;
   /** A scoped key's bounds: every search runs under them, so the context never holds more than the key may see. */
   scope?: SearchScope;
+  /** Who asks: a follow-up continues only a conversation this actor may see, and a new one is its own. */
+  actor: ConversationActor;
 }
 
 export interface ConversationOptions {
@@ -99,7 +101,7 @@ function excludesHistory(v: unknown): boolean {
  * parameters; `bodySearches`: the searches as sent; `searches`: the same with `common` (and
  * a scoped key's parameters) applied.
  */
-export function conversationRequest(common: Record<string, unknown>, bodySearches: unknown[], searches: unknown[]): ConversationRequest {
+export function conversationRequest(common: Record<string, unknown>, bodySearches: unknown[], searches: unknown[]): Omit<ConversationRequest, 'actor'> {
   if (searches.length === 0) bad('a conversational search needs at least one search in `searches`');
   bodySearches.forEach((s, i) => {
     if (s !== null && typeof s === 'object' && (s as Record<string, unknown>).q !== undefined) {
@@ -185,7 +187,7 @@ export async function converse(engine: Engine, req: ConversationRequest, opts: C
   const model = conversationModels(engine.store).load(req.modelId);
   const client = clientFor(model, { fetch: opts.fetch });
   checkSearches(engine, req.searches);
-  const previous = req.conversationId !== undefined ? getConversation(engine.store, req.conversationId) : undefined;
+  const previous = req.conversationId !== undefined ? getConversation(engine.store, req.conversationId, req.actor) : undefined;
 
   let question = req.q;
   if (previous && previous.conversation.length > 0) {
@@ -240,7 +242,7 @@ export async function converse(engine: Engine, req: ConversationRequest, opts: C
     answer = await client.complete(request);
   }
 
-  const history = await appendExchange(engine.store, id, req.q, answer, { ttl: model.ttl, create: previous === undefined });
+  const history = await appendExchange(engine.store, id, req.q, answer, { ttl: model.ttl, create: previous === undefined, actor: req.actor });
   return {
     conversation: {
       answer,

@@ -17,9 +17,7 @@
 import type { IndexSnapshot, LiveSegment } from '../index/manifest.js';
 import { locate } from '../index/manifest.js';
 import type { SearchPlan } from '../query/plan.js';
-import { parseFilter } from '../query/filter.js';
-import { compileFilter, evalFilter } from '../query/filter-eval.js';
-import { joinResolver } from '../join/join.js';
+import { evalFilter } from '../query/filter-eval.js';
 import type { SegmentMasks } from '../search/keyword.js';
 import type { Hit } from '../search/topk.js';
 
@@ -45,7 +43,7 @@ function mark(masks: SegmentMasks, segs: LiveSegment[], s: number, ord: number):
 export function curateMasks(plan: SearchPlan, snap: IndexSnapshot, masks: SegmentMasks): Pinned[] {
   const cur = plan.curation;
   if (!cur) return [];
-  const { store, schema, scope } = plan;
+  const { store, schema, keyFilter } = plan;
   const segs = snap.segments;
   const where = (id: string): { s: number; ord: number; seq: number } | undefined => {
     const seq = store.ids.get([schema.id, id]) as number | undefined;
@@ -59,7 +57,6 @@ export function curateMasks(plan: SearchPlan, snap: IndexSnapshot, masks: Segmen
   }
   if (cur.pins.length === 0) return [];
   // a scoped key's filter holds for pinned documents too, whatever the rules say
-  const keyFilter = scope?.filter_by !== undefined ? compileFilter(parseFilter(scope.filter_by), schema, store, joinResolver(store, schema)) : undefined;
   const keyAllow = new Map<number, Uint8Array>();
   const out: Pinned[] = [];
   // the pins left slide up into the places of those that cannot be shown

@@ -11,6 +11,9 @@
  * documents' fields to each hit: under the collection name (or alias) as an object
  * (`nest`, or an array when several relate), always an array (`nest_array`), or merged
  * into the document (`merge`).
+ *
+ * Each takes the request's JoinAccess (src/join/access.ts), when it has one: the collections
+ * a key may reach, and the key's bounds on their documents.
  */
 import { FathomError } from '../errors.js';
 import type { Store } from '../storage/store.js';
@@ -24,6 +27,7 @@ import { loadDocument, projectionWants } from '../document/stored.js';
 import { firstReferrers, parseReference, refColumnId, referrers } from './refs.js';
 import { fieldSortValue } from '../index/columns.js';
 import { locate } from '../index/manifest.js';
+import type { JoinAccess } from './access.js';
 
 function bad(msg: string): never {
   throw new FathomError('BAD_FILTER', msg);
@@ -44,16 +48,20 @@ export function relation(store: Store, outer: Schema, inner: Schema): Relation {
   bad(`no reference links collection \`${outer.name}\` and \`${inner.name}\``);
 }
 
-/** Live seqs of `schema`'s collection matching a filter AST (with nested joins). */
-function matchingSeqs(store: Store, schema: Schema, node: FilterNode): { seqs: Set<number>; segs: LiveSegment[]; allow: Uint8Array[] } {
-  const filter = compileFilter(node, schema, store, joinResolver(store, schema));
+/**
+ * Live seqs of `schema`'s collection matching a filter AST (with nested joins), among
+ * those the key's bound on the collection lets through.
+ */
+function matchingSeqs(store: Store, schema: Schema, node: FilterNode, access: JoinAccess | undefined): { seqs: Set<number>; segs: LiveSegment[]; allow: Uint8Array[] } {
+  const filter = compileFilter(node, schema, store, joinResolver(store, schema, access));
+  const keep = access ? boundSeqs(store, schema, access) : undefined;
   const snap = snapshot(store, schema.id);
   const seqs = new Set<number>();
   const allow: Uint8Array[] = [];
   for (const seg of snap.segments) {
     const a = evalFilter(filter, seg);
     for (let o = 0; o < seg.reader.n; o++) {
-      if (!a[o] || isDeleted(seg.deleted, o)) {
+      if (!a[o] || isDeleted(seg.deleted, o) || (keep && !keep.has(seg.reader.seqs[o]!))) {
         a[o] = 0;
         continue;
       }
@@ -64,9 +72,22 @@ function matchingSeqs(store: Store, schema: Schema, node: FilterNode): { seqs: S
   return { seqs, segs: snap.segments, allow };
 }
 
+/** The seqs of `inner` the key's bound lets through, once per request; undefined: no bound. */
+function boundSeqs(store: Store, inner: Schema, access: JoinAccess): Set<number> | undefined {
+  const bound = access.bound(inner.name);
+  if (!bound) return undefined;
+  let seqs = access.boundSeqs.get(inner.name);
+  if (!seqs) {
+    seqs = matchingSeqs(store, inner, bound, access.checksOnly()).seqs;
+    access.boundSeqs.set(inner.name, seqs);
+  }
+  return seqs;
+}
+
 /** The JoinResolver for filters on `outer`. */
-export function joinResolver(store: Store, outer: Schema): JoinResolver {
+export function joinResolver(store: Store, outer: Schema, access?: JoinAccess): JoinResolver {
   return (node) => {
+    access?.check(node.collection, 'filter_by');
     let inner: Schema;
     try {
       inner = getSchema(store, node.collection);
@@ -74,7 +95,7 @@ export function joinResolver(store: Store, outer: Schema): JoinResolver {
       bad(`filter_by: \`$${node.collection}(...)\` names a collection that does not exist (at position ${node.pos})`);
     }
     const rel = relation(store, outer, inner);
-    const matched = matchingSeqs(store, inner, node.inner);
+    const matched = matchingSeqs(store, inner, node.inner, access);
     if (rel.kind === 'forward') {
       const col = refColumnId(rel.field);
       return (seg) => {
@@ -147,27 +168,40 @@ export function parseJoinIncludes(include: string[] | undefined, exclude: string
   return out;
 }
 
-/** Seqs of the `inner` documents related to outer document `seq` (`rel`: their relation, when the caller has it). */
-function related(store: Store, outer: Schema, inner: Schema, seq: number, rel = relation(store, outer, inner)): number[] {
+/**
+ * Seqs of the `inner` documents related to outer document `seq` (those the key's bound lets
+ * through). `rel`: their relation, when the caller has it.
+ */
+function related(store: Store, outer: Schema, inner: Schema, seq: number, access: JoinAccess | undefined, rel = relation(store, outer, inner)): number[] {
+  let out: number[];
   if (rel.kind === 'forward') {
     const rec = store.aux.get(['ref', outer.id, seq]) as Record<number, number | number[] | null> | undefined;
     const v = rec?.[rel.field.id];
     if (v === undefined || v === null) return [];
-    return Array.isArray(v) ? v : [v];
+    out = Array.isArray(v) ? v : [v];
+  } else {
+    out = referrers(store, outer.id, seq)
+      .filter((r) => r.collId === inner.id && r.fieldId === rel.field.id)
+      .map((r) => r.seq);
   }
-  return referrers(store, outer.id, seq)
-    .filter((r) => r.collId === inner.id && r.fieldId === rel.field.id)
-    .map((r) => r.seq);
+  const keep = access ? boundSeqs(store, inner, access) : undefined;
+  return keep ? out.filter((s) => keep.has(s)) : out;
+}
+
+/** Throws 401 unless the key may reach every collection `includes` shows (exclusions show nothing). */
+export function checkJoinIncludes(includes: JoinInclude[], access: JoinAccess | undefined): void {
+  if (access) for (const inc of includes) if (!inc.exclude) access.check(inc.collection, 'include_fields');
 }
 
 /** Adds joined documents to `doc` (a hit, a fetched document or an exported one). */
-export function decorateWithJoins(store: Store, outer: Schema, includes: JoinInclude[], doc: Record<string, unknown>, seq: number): Record<string, unknown> {
+export function decorateWithJoins(store: Store, outer: Schema, includes: JoinInclude[], doc: Record<string, unknown>, seq: number, access?: JoinAccess): Record<string, unknown> {
   if (includes.length === 0) return doc;
   const out = { ...doc };
   const excludes = new Map<string, string[]>();
   for (const inc of includes) if (inc.exclude) excludes.set(inc.collection, inc.fields);
   for (const inc of includes) {
     if (inc.exclude) continue;
+    access?.check(inc.collection, 'include_fields');
     let inner: Schema;
     try {
       inner = getSchema(store, inc.collection);
@@ -175,7 +209,7 @@ export function decorateWithJoins(store: Store, outer: Schema, includes: JoinInc
       throw new FathomError('BAD_PARAMETER', `include_fields: \`$${inc.collection}(...)\` names a collection that does not exist`);
     }
     const star = inc.fields.length === 0 || inc.fields.includes('*');
-    const docs = related(store, outer, inner, seq)
+    const docs = related(store, outer, inner, seq, access)
       .map((s) => loadDocument(store, inner, s, projectionWants(star ? undefined : inc.fields, excludes.get(inc.collection))))
       .filter((d): d is Record<string, unknown> => !!d)
       .map((d) => project(d, { include: star ? undefined : inc.fields, exclude: excludes.get(inc.collection) }));
@@ -195,7 +229,8 @@ export function decorateWithJoins(store: Store, outer: Schema, includes: JoinInc
 const BULK_REFERRERS_AFTER = 256;
 
 /** Sort values for `$collection(field:dir)`: the related document's value (first related one). */
-export function joinSortValue(store: Store, outer: Schema, collection: string, fieldName: string): (seq: number) => number | string {
+export function joinSortValue(store: Store, outer: Schema, collection: string, fieldName: string, access?: JoinAccess): (seq: number) => number | string {
+  access?.check(collection, 'sort_by');
   const inner = getSchema(store, collection);
   const field = inner.field(fieldName);
   if (!field) throw new FathomError('BAD_SORT', `sort_by: no field named \`${fieldName}\` in collection \`${inner.name}\``);
@@ -203,12 +238,13 @@ export function joinSortValue(store: Store, outer: Schema, collection: string, f
   const snap = snapshot(store, inner.id);
   // (the relation once per search: finding it reads the schemas and aliases)
   const how = relation(store, outer, inner);
-  // a sort that reads many documents' referrers reads them all in one pass instead
+  // a sort that reads many documents' referrers reads them all in one pass instead (when no key bounds them)
+  const bulk = how.kind === 'reverse' && !(access && boundSeqs(store, inner, access));
   let asked = 0;
   let firsts: Map<number, number> | undefined;
   return (seq) => {
-    if (how.kind === 'reverse' && !firsts && ++asked > BULK_REFERRERS_AFTER) firsts = firstReferrers(store, outer.id, inner.id, how.field.id);
-    const first = firsts ? firsts.get(seq) : related(store, outer, inner, seq, how)[0];
+    if (bulk && !firsts && ++asked > BULK_REFERRERS_AFTER) firsts = firstReferrers(store, outer.id, inner.id, how.field.id);
+    const first = firsts ? firsts.get(seq) : related(store, outer, inner, seq, access, how)[0];
     if (first === undefined) return NaN;
     const at = locate(snap, first);
     if (!at) return NaN;

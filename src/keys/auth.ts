@@ -15,8 +15,10 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Store } from '../storage/store.js';
 import { findKeyByValue, SEARCH_ACTION } from './keys.js';
 import { allows, type Access, type Scope } from './scope.js';
-import { multiSearchLimit, verifyScopedKey } from './scoped.js';
+import { multiSearchLimit, paramsFingerprint, verifyScopedKey } from './scoped.js';
 import { withPreset } from '../presets/presets.js';
+import type { SearchScope } from '../query/scope.js';
+import type { ConversationActor } from '../conversation/history.js';
 
 export interface Principal {
   kind: 'bootstrap' | 'key' | 'scoped';
@@ -27,6 +29,12 @@ export interface Principal {
   embedded?: Record<string, unknown>;
   /** Searches allowed in one multi_search (scoped keys only). */
   multiSearchLimit?: number;
+  /**
+   * Who the caller is, as the owner of what it creates (conversations): `key:<id>`, for a
+   * scoped key `scoped:<parent id>:<paramsFingerprint>`, `admin` for the bootstrap key. Never
+   * a key value.
+   */
+  owner: string;
 }
 
 export type Identity = { ok: true; principal: Principal } | { ok: false; reason: 'missing' | 'invalid' | 'expired' };
@@ -50,12 +58,12 @@ export class Authenticator {
   identify(presented: string | undefined, nowSeconds = Date.now() / 1000): Identity {
     if (presented === undefined || presented === '') return { ok: false, reason: 'missing' };
     if (this.bootstrapHash && timingSafeEqual(sha256(presented), this.bootstrapHash)) {
-      return { ok: true, principal: { kind: 'bootstrap', scope: ADMIN } };
+      return { ok: true, principal: { kind: 'bootstrap', scope: ADMIN, owner: 'admin' } };
     }
     const rec = findKeyByValue(this.store, presented);
     if (rec) {
       if (nowSeconds > rec.expires_at) return { ok: false, reason: 'expired' };
-      return { ok: true, principal: { kind: 'key', keyId: rec.id, scope: rec } };
+      return { ok: true, principal: { kind: 'key', keyId: rec.id, scope: rec, owner: `key:${rec.id}` } };
     }
     const scoped = verifyScopedKey(this.store, presented);
     if (!scoped) return { ok: false, reason: 'invalid' };
@@ -72,6 +80,7 @@ export class Authenticator {
         // own filter_by or exclude_fields would replace them.
         embedded: withPreset(this.store, scoped.params),
         multiSearchLimit: multiSearchLimit(scoped.params),
+        owner: `scoped:${scoped.parent.id}:${paramsFingerprint(scoped.params)}`,
       },
     };
   }
@@ -81,4 +90,30 @@ export class Authenticator {
     if (p.kind === 'scoped' && access.action !== SEARCH_ACTION) return false;
     return allows(p.scope, access);
   }
+}
+
+/**
+ * The actions and collection patterns of a key that may not reach every collection (joins
+ * reach only the collections they allow: src/join/access.ts); undefined for one that may.
+ * Only the patterns are copied: a key record also holds the parent's value.
+ */
+export function keyScope(p: Principal | null): Scope | undefined {
+  if (!p || p.kind === 'bootstrap' || p.scope.collections.includes('*')) return undefined;
+  return { actions: [...p.scope.actions], collections: [...p.scope.collections] };
+}
+
+/** What a search made by `p` may see: `embedded`, a scoped key's bounds (applyEmbedded), with keyScope(p). Undefined: nothing bounded. */
+export function searchScope(p: Principal | null, embedded: SearchScope | undefined): SearchScope | undefined {
+  const access = keyScope(p);
+  return access ? { ...embedded, access } : embedded;
+}
+
+/**
+ * The principal as the actor of a conversation request: it sees the conversations it
+ * started, and an admin (the bootstrap key, or a stored key with every action on every
+ * collection) sees all of them.
+ */
+export function conversationActor(p: Principal): ConversationActor {
+  const admin = p.kind === 'bootstrap' || (p.kind === 'key' && p.scope.actions.includes('*') && p.scope.collections.includes('*'));
+  return { owner: p.owner, admin };
 }

@@ -13,7 +13,7 @@
  * parameters ends the scoped key (the parent's expiry still applies), and
  * `limit_multi_searches` caps the searches of one multi_search.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { KEY_LIMITS } from '../defaults.js';
 import { isPlainObject } from '../json.js';
 import type { Store } from '../storage/store.js';
@@ -96,4 +96,26 @@ export function applyEmbedded(request: Record<string, unknown>, embedded: Record
 export function multiSearchLimit(embedded: Record<string, unknown>): number | undefined {
   const v = embedded.limit_multi_searches;
   return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined;
+}
+
+/** JSON with object keys sorted, so that equal parameters give equal text whatever their order. */
+function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (isPlainObject(v)) {
+    const keys = Object.keys(v).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(v[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+/**
+ * A fingerprint of a scoped key's embedded parameters (SHA-256, hex): what, with its parent,
+ * makes the key who it is (the owner of the conversations it starts). The parameters that
+ * steer only the key (`expires_at`, `limit_multi_searches`) are left out, so a key renewed
+ * with a later expiry is the same key; the order of the parameters does not count either.
+ */
+export function paramsFingerprint(params: Record<string, unknown>): string {
+  const own: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(params)) if (!KEY_ONLY_PARAMS.has(k)) own[k] = v;
+  return createHash('sha256').update(canonicalJson(own)).digest('hex');
 }

@@ -21,7 +21,8 @@ import type { InfixMode, SearchParams } from './params.js';
 import { checkVisible, hiddenBy, joinLists, scopedFilter, type SearchScope } from './scope.js';
 import { parseVectorQuery, type VectorQuery } from '../vector/vquery.js';
 import { SEARCH_DEFAULTS, SEARCH_LIMITS } from '../defaults.js';
-import { decorateWithJoins, joinResolver, parseJoinIncludes } from '../join/join.js';
+import { checkJoinIncludes, decorateWithJoins, joinResolver, parseJoinIncludes } from '../join/join.js';
+import { JoinAccess } from '../join/access.js';
 import { expandSynonyms, synonymsFor } from '../synonyms/synonyms.js';
 import type { Curation } from '../curation/curate.js';
 import type { FilterNode } from './filter.js';
@@ -113,6 +114,10 @@ export interface SearchPlan {
   /** Every word of `q` was a stopword: nothing matches. */
   emptyAfterStopwords: boolean;
   filter?: CompiledFilter;
+  /** A scoped key's filter alone (also inside `filter`): `out_of` counts what it lets through, pinned hits must pass it. */
+  keyFilter?: CompiledFilter;
+  /** The collections joins may reach and the key's bounds on them (src/join/access.ts), when the key limits either. */
+  joins?: JoinAccess;
   /** sort_by as given, or undefined. */
   userSort?: SortClause[];
   /** Per user sort clause, its vector when it is `_vector_query(...)`. */
@@ -165,14 +170,21 @@ export function planSearch(store: Store, collection: string, params: SearchParam
 
   const fields = resolveQueryFields(schema, params);
   const ownFilter = params.filter_by ? parseFilter(params.filter_by) : undefined;
-  const filterTree = scopedFilter(andFilters(ownFilter, curation?.filter), scope);
-  const filter = filterTree ? compileFilterNamingRules(filterTree, ownFilter, schema, store, scope, curation) : undefined;
+  const joins = JoinAccess.of(store, scope);
+  // the key's filter and the rest are compiled apart (and AND-ed), so out_of can count the key's alone
+  const keyTree = scopedFilter(undefined, scope);
+  const keyFilter = keyTree ? compileFilter(keyTree, schema, store, joinResolver(store, schema, joins)) : undefined;
+  const requestTree = andFilters(ownFilter, curation?.filter);
+  const requestFilter = requestTree ? compileFilterNamingRules(requestTree, ownFilter, schema, store, joins, curation) : undefined;
+  const filter = requestFilter && keyFilter ? { root: { kind: 'and' as const, children: [requestFilter.root, keyFilter.root] } } : (requestFilter ?? keyFilter);
   const joinSpec = joinLists(params, scope);
   const joinIncludes = parseJoinIncludes(joinSpec.include, joinSpec.exclude);
-  const decorate = joinIncludes.length > 0 ? (doc: Record<string, unknown>, seq: number) => decorateWithJoins(store, schema, joinIncludes, doc, seq) : undefined;
+  checkJoinIncludes(joinIncludes, joins);
+  const decorate = joinIncludes.length > 0 ? (doc: Record<string, unknown>, seq: number) => decorateWithJoins(store, schema, joinIncludes, doc, seq, joins) : undefined;
   const ownSort = params.sort_by ? parseSort(params.sort_by, schema) : undefined;
   // (a curation rule's sort replaces the request's; the key's bounds judge the request's own)
   const userSort = curation?.sortBy ? ruleSort(curation.sortBy, curation.sortRule, schema) : ownSort;
+  for (const c of userSort ?? []) if (c.kind === 'join') joins?.check(c.collection, 'sort_by');
   checkVisible(scope, schema, params, ownFilter, ownSort);
   const facets = facetSpecs(schema, params, scope);
   const groupFields = (params.group_by ?? []).map((name) => {
@@ -206,6 +218,8 @@ export function planSearch(store: Store, collection: string, params: SearchParam
     wildcard,
     emptyAfterStopwords,
     ...(filter ? { filter } : {}),
+    ...(keyFilter ? { keyFilter } : {}),
+    ...(joins ? { joins } : {}),
     ...(userSort ? { userSort } : {}),
     sortVectors,
     facets,
@@ -238,18 +252,17 @@ export function limitHitsMessage(limitHits: number): string {
 }
 
 /**
- * Compiles the search's whole filter. When it does not fit the schema and the request's own
- * filter (with the key's) does, a curation rule's filter_by is what does not: the 400 names it
+ * Compiles the request's filter with the curation rules'. When it does not fit the schema and
+ * the request's own filter does, a curation rule's filter_by is what does not: the 400 names it
  * (a curation set's rules are checked against a collection only when a search uses them).
  */
-function compileFilterNamingRules(tree: FilterNode, own: FilterNode | undefined, schema: Schema, store: Store, scope: SearchScope | undefined, curation: Curation | undefined): CompiledFilter {
+function compileFilterNamingRules(tree: FilterNode, own: FilterNode | undefined, schema: Schema, store: Store, joins: JoinAccess | undefined, curation: Curation | undefined): CompiledFilter {
   try {
-    return compileFilter(tree, schema, store, joinResolver(store, schema));
+    return compileFilter(tree, schema, store, joinResolver(store, schema, joins));
   } catch (e) {
     if (!(e instanceof FathomError) || !curation?.filterRules) throw e;
-    const request = scopedFilter(own, scope);
     try {
-      if (request) compileFilter(request, schema, store, joinResolver(store, schema));
+      if (own) compileFilter(own, schema, store, joinResolver(store, schema, joins));
     } catch {
       throw e;
     }

@@ -18,9 +18,8 @@
  * highlight_fields) is refused with 401. Vector fields stay searchable (a hidden embedding
  * is a common way to keep responses small) but are never returned.
  *
- * Joined collections (`$c(...)`) are reached through the references the collection's schema
- * declares, as in the reference engine: a key scoped to a collection can read the fields of
- * documents its visible documents reference.
+ * Joined collections (`$c(...)`) are reached only when the key may search them itself, and
+ * a `$c(F)` clause of the key's filter bounds what it sees of `c` there (src/join/access.ts).
  */
 import { FathomError } from '../errors.js';
 import { project, type Projection } from '../io/project.js';
@@ -29,6 +28,7 @@ import { parseFilter, type FilterNode } from './filter.js';
 import type { SearchParams } from './params.js';
 import type { SortClause } from './sort.js';
 import type { Schema } from '../schema/schema.js';
+import type { Scope } from '../keys/scope.js';
 
 /** The parts of a scoped key that bound what a search sees (absent: nothing bounded). */
 export interface SearchScope {
@@ -38,6 +38,11 @@ export interface SearchScope {
   include_fields?: string[];
   /** The key's exclude_fields. */
   exclude_fields?: string[];
+  /**
+   * The key's own actions and collection patterns, when it may not search every collection:
+   * a join reaches only the collections they allow (src/join/access.ts).
+   */
+  access?: Scope;
 }
 
 /** Parameters of a scoped key that are scope, not replacements (see applyEmbedded). */
@@ -63,7 +68,7 @@ export function scopeOf(embedded: Record<string, unknown>): SearchScope | undefi
 
 /** A stable text form of a scope (search cache keys). */
 export function scopeKey(scope: SearchScope | undefined): string {
-  return scope ? JSON.stringify([scope.filter_by ?? null, scope.include_fields ?? null, scope.exclude_fields ?? null]) : '';
+  return scope ? JSON.stringify([scope.filter_by ?? null, scope.include_fields ?? null, scope.exclude_fields ?? null, scope.access ? [scope.access.actions, scope.access.collections] : null]) : '';
 }
 
 /**

@@ -16,6 +16,7 @@ import { groupValue } from '../index/columns.js';
 import type { SortClause } from '../query/sort.js';
 import type { FacetSpec, SortVector } from '../query/plan.js';
 import { joinSortValue } from '../join/join.js';
+import type { JoinAccess } from '../join/access.js';
 import { getVector } from '../vector/vecstore.js';
 import { distance as vecDistance, norm } from '../vector/vsearch.js';
 import { type Sorter, TopK, type Hit } from './topk.js';
@@ -260,8 +261,8 @@ export interface BitChannel {
 }
 
 /** Values of computed sort clauses: `_vector_query(...)` distances (re-ranking) and `$coll(field)` joined values. */
-export function clauseValues(store: Store, schema: Schema, clauses: SortClause[], vectors: (SortVector | undefined)[]): ClauseValue | undefined {
-  const joins = clauses.map((c) => (c.kind === 'join' ? joinSortValue(store, schema, c.collection, c.field) : undefined));
+export function clauseValues(store: Store, schema: Schema, clauses: SortClause[], vectors: (SortVector | undefined)[], access?: JoinAccess): ClauseValue | undefined {
+  const joins = clauses.map((c) => (c.kind === 'join' ? joinSortValue(store, schema, c.collection, c.field, access) : undefined));
   const plans = clauses.map((c, i) => {
     if (c.kind !== 'vector_query') return undefined;
     const { field, q } = vectors[i]!;

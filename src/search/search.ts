@@ -21,10 +21,11 @@ import type { Field, Schema } from '../schema/schema.js';
 import { getSchema } from '../collection/catalog.js';
 import { isDeleted, snapshot } from '../index/manifest.js';
 import { parseFilter } from '../query/filter.js';
-import { compileFilter, evalFilter, type JoinResolver } from '../query/filter-eval.js';
+import { compileFilter, evalFilter } from '../query/filter-eval.js';
 import type { SortClause } from '../query/sort.js';
 import type { SearchPlan } from '../query/plan.js';
 import { joinResolver } from '../join/join.js';
+import type { JoinAccess } from '../join/access.js';
 import { Facets, Groups, Matches, TopHits, clauseValues } from './collectors.js';
 import type { FacetResult } from './facets.js';
 import { exclusionBytes, runRounds, scanAll, type SegmentMasks } from './keyword.js';
@@ -38,6 +39,7 @@ import { runWithSynonyms } from '../synonyms/variants.js';
 import { curateMasks, placePinned } from '../curation/pins.js';
 import { groupValue } from '../index/columns.js';
 import { type Budget, budgetOf, runWith } from './budget.js';
+import { visibleCount } from './visible.js';
 
 export type { SearchHit } from './hits.js';
 
@@ -83,13 +85,15 @@ function runPlan(plan: SearchPlan, budget: Budget, queryVector?: Float32Array, r
     allow: segs.map((seg) => (filter ? (budget.stop() ? new Uint8Array(seg.reader.n) : evalFilter(filter, seg)) : null)),
     exclude: segs.map((seg) => exclusionBytes(seg, plan, schema)),
   };
+  // (before curation marks its documents in the masks)
+  const outOf = visibleCount(plan, snap, masks.allow);
   // curation: hidden and pinned documents out of the matching; pinned ones placed below
   const pinned = plan.curation ? curateMasks(plan, snap, masks) : [];
   const [offset, limit] = pinned.length > 0 ? [0, plan.offset + plan.limit] : [plan.offset, plan.limit];
 
   const clauses = sortClauses(plan, mode);
   const sorter = new Sorter(clauses);
-  const clauseValue = clauseValues(store, schema, clauses, plan.sortVectors);
+  const clauseValue = clauseValues(store, schema, clauses, plan.sortVectors, plan.joins);
   const grouping = plan.groupFields.length > 0;
   const hits = grouping
     ? new Groups(segs, sorter, plan.groupFields, params.group_limit, offset, limit, clauseValue)
@@ -148,7 +152,7 @@ function runPlan(plan: SearchPlan, budget: Budget, queryVector?: Float32Array, r
     found: (grouping ? hits.size : matches.found) + pinned.length,
     ...(grouping ? { found_docs: matches.found } : {}),
     ...(grouping ? { grouped_hits: grouped } : { hits: pageHits }),
-    out_of: snap.state.count,
+    out_of: outOf,
     page: params.page,
     request_params: { collection_name: schema.name, first_q: params.q, per_page: params.per_page, q: params.q },
     search_cutoff: budget.cut,
@@ -197,10 +201,10 @@ function baseSortClauses(plan: SearchPlan, mode: 'keyword' | 'vector' | 'hybrid'
 }
 
 /** Matching documents' seqs, ascending (for export, update and delete by filter). */
-export function filterSeqs(store: Store, collection: string, filterBy: string, joins?: JoinResolver): number[] {
+export function filterSeqs(store: Store, collection: string, filterBy: string, joins?: JoinAccess): number[] {
   const schema: Schema = getSchema(store, collection);
   const snap = snapshot(store, schema.id);
-  const filter = compileFilter(parseFilter(filterBy), schema, store, joins ?? joinResolver(store, schema));
+  const filter = compileFilter(parseFilter(filterBy), schema, store, joinResolver(store, schema, joins));
   const out: number[] = [];
   for (const seg of snap.segments) {
     const allow = evalFilter(filter, seg);

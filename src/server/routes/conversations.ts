@@ -9,6 +9,8 @@
  * Actions for scoped keys: `conversations/models:create|list|get|update|delete`,
  * `conversations:list|get|update|delete`, `nl_search_models:create|list|get|update|delete`.
  * A conversational multi_search needs only `documents:search` on its collections, like any search.
+ * A conversation belongs to the key that started it (src/conversation/history.ts): to any
+ * other key but an admin it does not exist, on a follow-up as on these routes.
  *
  * Streaming (`conversation_stream=true`): once the provider has accepted the answer call the
  * reply becomes server-sent events (`text/event-stream`): one `data: {"conversation_id",
@@ -23,10 +25,15 @@ import { conversationRequest, converse, wantsConversation } from '../../conversa
 import { toHttpError } from '../errors.js';
 import type { ServerContext } from '../context.js';
 import { withoutKeys, type Query } from '../params.js';
+import { conversationActor } from '../../keys/auth.js';
+import type { ConversationActor } from '../../conversation/history.js';
 
 type I = { id: string };
 
 const auth = (action: string) => ({ config: { auth: { action } } });
+
+/** The request's key as a conversation's actor (every route here needs a key, so there is one). */
+const actor = (req: FastifyRequest): ConversationActor => conversationActor(req.principal!);
 
 export function conversationRoutes(app: FastifyInstance, ctx: ServerContext): void {
   const { engine } = ctx;
@@ -37,10 +44,11 @@ export function conversationRoutes(app: FastifyInstance, ctx: ServerContext): vo
   app.put<{ Params: I }>('/conversations/models/:id', auth('conversations/models:update'), async (req) => models.update(req.params.id, req.body));
   app.delete<{ Params: I }>('/conversations/models/:id', auth('conversations/models:delete'), async (req) => models.delete(req.params.id));
 
-  app.get('/conversations', auth('conversations:list'), async () => ({ conversations: engine.listConversations() }));
-  app.get<{ Params: I }>('/conversations/:id', auth('conversations:get'), async (req) => engine.getConversation(req.params.id));
-  app.put<{ Params: I }>('/conversations/:id', auth('conversations:update'), async (req) => engine.updateConversation(req.params.id, req.body));
-  app.delete<{ Params: I }>('/conversations/:id', auth('conversations:delete'), async (req) => engine.deleteConversation(req.params.id));
+  // a key sees the conversations it started; any other is 404 to it (admins see all)
+  app.get('/conversations', auth('conversations:list'), async (req) => ({ conversations: engine.listConversations(actor(req)) }));
+  app.get<{ Params: I }>('/conversations/:id', auth('conversations:get'), async (req) => engine.getConversation(req.params.id, actor(req)));
+  app.put<{ Params: I }>('/conversations/:id', auth('conversations:update'), async (req) => engine.updateConversation(req.params.id, req.body, actor(req)));
+  app.delete<{ Params: I }>('/conversations/:id', auth('conversations:delete'), async (req) => engine.deleteConversation(req.params.id, actor(req)));
 
   const nl = engine.nlSearchModels();
   app.post('/nl_search_models', auth('nl_search_models:create'), async (req) => nl.create(req.body));
@@ -69,7 +77,7 @@ function truthy(v: unknown): boolean {
 export async function conversationalMultiSearch(ctx: ServerContext, req: FastifyRequest, reply: FastifyReply, searches: unknown[], scope?: SearchScope): Promise<FastifyReply> {
   const common = withoutKeys(req.query as Query) as Record<string, unknown>;
   const body = req.body as { searches: unknown[] };
-  const creq = { ...conversationRequest(common, body.searches, searches), ...(scope ? { scope } : {}) };
+  const creq = { ...conversationRequest(common, body.searches, searches), ...(scope ? { scope } : {}), actor: actor(req) };
   if (!truthy(common.conversation_stream)) {
     const res = await converse(ctx.engine, creq);
     return reply.type('application/json; charset=utf-8').send(stringifyJson(res));

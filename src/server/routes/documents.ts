@@ -1,6 +1,7 @@
 /**
  * Documents: single writes, reads and deletes, update and delete by filter, import and
- * export. Every route parses its parameters here and calls one Engine method.
+ * export. Every route parses its parameters here and calls one Engine method. Joins in
+ * include_fields and filter_by reach only the collections the key may act on itself (keyScope).
  *
  * Import and export stream. Import hands the request stream to `Engine.import`, which
  * reads it in batches of `batch_size` and yields to the event loop between batches (so
@@ -15,6 +16,7 @@ import { FathomError } from '../../errors.js';
 import { installStreamParsers } from '../body.js';
 import type { ServerContext } from '../context.js';
 import { bool, dirtyValues, fieldList, int, one, writeAction, type Query } from '../params.js';
+import { keyScope } from '../../keys/auth.js';
 
 type P = { collection: string };
 type PI = { collection: string; id: string };
@@ -50,7 +52,7 @@ export function documentRoutes(app: FastifyInstance, ctx: ServerContext): void {
 
   app.get<{ Params: PI }>('/collections/:collection/documents/:id', coll('documents:get'), async (req) => {
     const q = req.query as Query;
-    return engine.getDocument(req.params.collection, req.params.id, { include: fieldList(q, 'include_fields'), exclude: fieldList(q, 'exclude_fields') });
+    return engine.getDocument(req.params.collection, req.params.id, { include: fieldList(q, 'include_fields'), exclude: fieldList(q, 'exclude_fields') }, keyScope(req.principal));
   });
 
   app.patch<{ Params: PI }>('/collections/:collection/documents/:id', coll('documents:update'), async (req) => {
@@ -70,7 +72,7 @@ export function documentRoutes(app: FastifyInstance, ctx: ServerContext): void {
     const q = req.query as Query;
     const filter = one(q, 'filter_by');
     if (filter === undefined || filter.trim() === '') throw new FathomError('BAD_PARAMETER', 'parameter `filter_by` is required to update documents by query');
-    const r = await engine.updateByFilter(req.params.collection, filter, req.body, { dirtyValues: dirtyValues(q) });
+    const r = await engine.updateByFilter(req.params.collection, filter, req.body, { dirtyValues: dirtyValues(q), keyScope: keyScope(req.principal) });
     ctx.afterWrite(req.params.collection);
     return r;
   });
@@ -81,7 +83,7 @@ export function documentRoutes(app: FastifyInstance, ctx: ServerContext): void {
     if (filter === undefined || filter.trim() === '') {
       throw new FathomError('BAD_PARAMETER', 'parameter `filter_by` is required to delete documents by query (match everything with a filter such as `id:*`)');
     }
-    const r = await engine.deleteByFilter(req.params.collection, filter, int(q, 'batch_size', DELETE_BATCH_SIZE, 1, 1_000_000));
+    const r = await engine.deleteByFilter(req.params.collection, filter, int(q, 'batch_size', DELETE_BATCH_SIZE, 1, 1_000_000), keyScope(req.principal));
     ctx.afterWrite(req.params.collection);
     return r;
   });
@@ -92,6 +94,7 @@ export function documentRoutes(app: FastifyInstance, ctx: ServerContext): void {
       include: fieldList(q, 'include_fields'),
       exclude: fieldList(q, 'exclude_fields'),
       filterBy: one(q, 'filter_by'),
+      keyScope: keyScope(req.principal),
     });
     // Pull the first document now, so that a missing collection or a bad filter still
     // answers with its own status rather than a broken 200.

@@ -4,7 +4,8 @@
  * A scoped search key's embedded parameters are forced onto every search here
  * (src/keys/scoped.ts `applyEmbedded`); its filter and field bounds travel apart from the
  * request's parameters, as a scope the search enforces on parsed trees (src/query/scope.ts),
- * so no request text can widen what the key may see.
+ * so no request text can widen what the key may see. A key that may not search every
+ * collection carries its patterns in that scope too: joins reach only what they allow.
  *
  * Presets (src/presets) are laid under a request's parameters here, before the key's are
  * forced on (so the key's win over both) and before a multi_search's collections are
@@ -16,6 +17,7 @@ import { isPlainObject, stringifyJson } from '../../json.js';
 import { applyEmbedded } from '../../keys/scoped.js';
 import type { SearchScope } from '../../query/scope.js';
 import { SEARCH_ACTION } from '../../keys/keys.js';
+import { searchScope, type Principal } from '../../keys/auth.js';
 import { authorize, target } from '../access.js';
 import type { ServerContext } from '../context.js';
 import { withoutKeys, type Query } from '../params.js';
@@ -25,10 +27,11 @@ import { UNION_PAGING } from '../../search/union.js';
 
 type P = { collection: string };
 
-/** A search's parameters and scope under a scoped key (the executor's last two arguments). */
-function scoped(params: Record<string, unknown>, embedded: Record<string, unknown>): [Record<string, unknown>, SearchScope | undefined] {
-  const r = applyEmbedded(params, embedded);
-  return [r.params, r.scope];
+/** A search's parameters and scope under the request's key (the executor's last two arguments). */
+function scoped(params: Record<string, unknown>, p: Principal | null): [Record<string, unknown>, SearchScope | undefined] {
+  if (!p?.embedded) return [params, searchScope(p, undefined)];
+  const r = applyEmbedded(params, p.embedded);
+  return [r.params, searchScope(p, r.scope)];
 }
 
 export function searchRoutes(app: FastifyInstance, ctx: ServerContext): void {
@@ -41,8 +44,7 @@ export function searchRoutes(app: FastifyInstance, ctx: ServerContext): void {
     { config: { auth: { action: SEARCH_ACTION, collectionParam: 'collection' } } },
     async (req, reply) => {
       const params = engine.applyPreset(withoutKeys(req.query as Query));
-      const embedded = req.principal?.embedded;
-      const [p, scope] = embedded ? scoped(params, embedded) : [params, undefined];
+      const [p, scope] = scoped(params, req.principal);
       const json = await ctx.search(req.params.collection, p, scope);
       const recorded = recordSearch(ctx, req, req.params.collection, p, json);
       if (recorded) await recorded;
@@ -69,7 +71,7 @@ export function searchRoutes(app: FastifyInstance, ctx: ServerContext): void {
       throw new FathomError('BAD_REQUEST', `this API key allows at most ${p.multiSearchLimit} searches in one multi_search`);
     }
     // Every collection named must be allowed, or the whole request is refused.
-    const scope = p.embedded ? applyEmbedded({}, p.embedded).scope : undefined;
+    const scope = scoped({}, p)[1];
     const searches = list.map((s: unknown) => {
       if (!isPlainObject(s)) return s; // the engine reports it in its own slot
       const merged = { ...common, ...s };
