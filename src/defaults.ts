@@ -346,8 +346,34 @@ export const KEY_LIMITS = {
   neverExpires: 64723363199,
   /** How often expired keys with `autodelete` are purged, in ms (spec: hourly). */
   purgeIntervalMs: 3_600_000,
-  /** Compiled `collections` patterns kept in memory. */
-  patternCacheSize: 10_000,
+} as const;
+
+// ---------------------------------------------------------------------------
+// User-written patterns (src/pattern.ts)
+// ---------------------------------------------------------------------------
+
+/**
+ * Bounds on the regular expressions users write (a key's `collections` entries, schema
+ * field names such as `.*_facet`, `facet_by` globs). They are matched by an automaton in
+ * time linear in the name; these bound the constant. A pattern beyond the first two is
+ * refused with 400 when it is written (one stored earlier matches nothing).
+ */
+export const PATTERN_LIMITS = {
+  /** Longest pattern, in characters. Range 1..100_000. */
+  maxLength: 1000,
+  /**
+   * Largest compiled pattern, in automaton instructions (`coll_.*` is 13, `(a+)+$` 10,
+   * `[a-z]{1,64}` about 130). The cost of matching one character grows with it. Range 10..10_000.
+   */
+  maxProgramSize: 500,
+  /**
+   * Most steps (name length x program size) one match may take: a longer name does not
+   * match. At the default every accepted pattern covers names of 256 characters (the
+   * longest collection name), and `.*` names of about 20,000. Range maxProgramSize x 256..
+   */
+  maxMatchWork: 128_000,
+  /** Compiled patterns kept in memory (each automaton keeps up to 8 MB of states). Range 1.. */
+  cacheSize: 1000,
 } as const;
 
 // ---------------------------------------------------------------------------
