@@ -74,6 +74,8 @@ export const IMPORT_PIPELINE_DOCS = 4096;
 export const SEARCH_CACHE_ENTRIES = 1000;
 /** Longest document id, in characters. */
 export const MAX_ID_LENGTH = 512;
+/** Longest collection or alias name, in characters (a longer name names nothing: it is never looked up, LMDB keys stop at 1978 bytes). */
+export const MAX_NAME_LENGTH = 256;
 
 /**
  * Bounds on hostile or accidental input, so that no request can exhaust the stack or make

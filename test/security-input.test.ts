@@ -182,6 +182,21 @@ describe('import', () => {
   });
 });
 
+describe('names longer than any collection or alias name', () => {
+  it('are answered as names of nothing (404, or 400 where one is being made), never 500', async () => {
+    const long = 'n'.repeat(5000);
+    const m = await call('POST', '/multi_search', JSON.stringify({ searches: [{ collection: long, q: '*' }] }));
+    expect(m.status).toBe(200);
+    expect(m.json().results[0]).toMatchObject({ code: 404 });
+    const path = 'p'.repeat(2000);
+    expect((await call('GET', `/collections/${path}/documents/search?q=*`)).status).toBe(404);
+    expect((await call('GET', `/aliases/${path}`)).status).toBe(404);
+    expect((await call('DELETE', `/aliases/${path}`)).status).toBe(404);
+    expect((await call('PUT', `/aliases/${path}`, JSON.stringify({ collection_name: 'notes' }))).status).toBe(400);
+    expect((await call('PUT', '/aliases/short', JSON.stringify({ collection_name: long }))).status).toBe(404);
+  });
+});
+
 describe('patterns in schemas and facet_by', () => {
   it('writes a document whose field name `(a+)+$` would backtrack on, at once', async () => {
     const schema = { name: 'patterned', fields: [{ name: 'title', type: 'string' }, { name: '(a+)+$', type: 'string', optional: true }] };

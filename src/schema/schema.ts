@@ -7,7 +7,7 @@
  * declaration order).
  */
 import { maskSecret } from '../llm/config.js';
-import { FIELD_DEFAULTS, HNSW_DEFAULTS } from '../defaults.js';
+import { FIELD_DEFAULTS, HNSW_DEFAULTS, MAX_NAME_LENGTH } from '../defaults.js';
 import { FathomError } from '../errors.js';
 import { isPlainObject } from '../json.js';
 import { parseVoiceModel } from '../voice/config.js';
@@ -215,7 +215,7 @@ const NAME_RE = /^[^\s/?#%]+$/;
 
 export function validateCollectionName(name: unknown): string {
   if (typeof name !== 'string' || name.length === 0) bad('collection `name` must be a non-empty string');
-  if (name.length > 256) bad('collection `name` must be at most 256 characters');
+  if (name.length > MAX_NAME_LENGTH) bad(`collection \`name\` must be at most ${MAX_NAME_LENGTH} characters`);
   if (!NAME_RE.test(name)) bad(`collection name \`${name}\` must not contain whitespace, '/', '?', '#' or '%'`);
   return name;
 }
