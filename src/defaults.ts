@@ -376,6 +376,12 @@ export const PATTERN_LIMITS = {
   maxMatchWork: 128_000,
   /** Compiled patterns kept in memory (each automaton keeps up to 8 MB of states). Range 1.. */
   cacheSize: 1000,
+  /**
+   * Answers each compiled pattern remembers, for names of up to 256 characters: the same
+   * names come back (a request's collection, a document's field names), and a remembered
+   * answer costs a map lookup instead of a run of the automaton. Range 0..
+   */
+  memoSize: 64,
 } as const;
 
 // ---------------------------------------------------------------------------

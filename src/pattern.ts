@@ -33,7 +33,7 @@
  */
 import { createRequire } from 'node:module';
 import type { RE2JS } from 're2js';
-import { PATTERN_LIMITS } from './defaults.js';
+import { MAX_NAME_LENGTH, PATTERN_LIMITS } from './defaults.js';
 
 /** A compiled pattern: `test` tells whether it matches a whole name. */
 export interface NamePattern {
@@ -541,6 +541,9 @@ function tooComplex(size: number): PatternError {
 // ---------------------------------------------------------------------------
 
 class Compiled implements NamePattern {
+  /** Recent answers by name (PATTERN_LIMITS.memoSize). */
+  private readonly memo = new Map<string, boolean>();
+
   constructor(
     readonly source: string,
     private readonly re: RE2JS,
@@ -550,8 +553,15 @@ class Compiled implements NamePattern {
 
   test(name: string): boolean {
     if (name.length * this.programSize > PATTERN_LIMITS.maxMatchWork) return false;
-    if (!this.unicode && /[\ud800-\udfff]/.test(name)) name = name.replace(/[\ud800-\udfff]/g, (u) => String.fromCodePoint(u.charCodeAt(0) + UNIT_SHIFT));
-    return this.re.test(name);
+    const known = this.memo.get(name);
+    if (known !== undefined) return known;
+    const units = !this.unicode && /[\ud800-\udfff]/.test(name) ? name.replace(/[\ud800-\udfff]/g, (u) => String.fromCodePoint(u.charCodeAt(0) + UNIT_SHIFT)) : name;
+    const answer = this.re.test(units);
+    if (name.length <= MAX_NAME_LENGTH && PATTERN_LIMITS.memoSize > 0) {
+      if (this.memo.size >= PATTERN_LIMITS.memoSize) this.memo.clear();
+      this.memo.set(name, answer);
+    }
+    return answer;
   }
 }
 
