@@ -606,6 +606,11 @@ export function compileNamePattern(entry: string, unicode: boolean): NamePattern
   return new Compiled(entry, re, unicode, size);
 }
 
+/** A failure to compile as a PatternError: a stored pattern must never make loading or matching throw. */
+function asPatternError(e: unknown): PatternError {
+  return e instanceof PatternError ? e : unsupported(`it could not be compiled (${(e as Error).message})`);
+}
+
 // Compiled patterns by (flag, entry): the oldest goes first when the map is full.
 const cache = new Map<string, NamePattern>();
 
@@ -620,8 +625,7 @@ export function namePattern(entry: string, unicode: boolean): NamePattern {
     try {
       p = compileNamePattern(entry, unicode);
     } catch (e) {
-      if (!(e instanceof PatternError)) throw e;
-      p = new Unusable(entry, e);
+      p = new Unusable(entry, asPatternError(e));
     }
     if (cache.size >= PATTERN_LIMITS.cacheSize) cache.delete(cache.keys().next().value!);
     cache.set(k, p);
@@ -648,7 +652,6 @@ export function globPattern(glob: string): NamePattern {
   try {
     return compileNamePattern(entry, false);
   } catch (e) {
-    if (!(e instanceof PatternError)) throw e;
-    return new Unusable(glob, e);
+    return new Unusable(glob, asPatternError(e));
   }
 }
