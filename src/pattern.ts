@@ -5,13 +5,14 @@
  *
  * Users write JavaScript syntax, and every pattern keeps the meaning JavaScript gives it.
  * JavaScript's engine backtracks, though, and can take exponential time (`(a+)+$` against
- * 75 `a`s and a `!`), so it never runs a user's pattern: `translate` rewrites the pattern,
+ * 75 `a`s and a `!`), so it never runs a user's pattern: `Translator` rewrites the pattern,
  * construct by construct, into RE2 syntax with the same meaning, and re2js (a JavaScript
  * port of RE2: automata, no backtracking) runs it. What keeps the meaning exact:
  *
- * - every character class, `.`, `\s`, `\w`, `\d` and `\p{...}` becomes an explicit list of
- *   code point ranges computed here (RE2's own `.` and `\s` differ from JavaScript's), and
- *   `\p{...}` sets are read off JavaScript's own engine, so they follow its Unicode version;
+ * - every character class, `.`, `\s`, `\w` and `\d` becomes an explicit list of code point
+ *   ranges computed here (RE2's own `.` and `\s` differ from JavaScript's); `\p{...}` names
+ *   RE2's table of the same Unicode property (re2js's tables agree with Node's on every
+ *   code point tested, but may lag a newer Unicode version);
  * - `^`, `$`, `\b`, `\B`, groups, alternation and quantifiers mean the same in both
  *   (without the `m` flag, RE2's `$` matches only at the very end, as JavaScript's does);
  * - a pattern without the `u` flag (schema field names) works on UTF-16 code units, where
@@ -22,14 +23,16 @@
  *   a lone `]`) are read as JavaScript reads them.
  *
  * What has no linear-time equivalent is refused: backreferences (`\1`, `\k<name>`),
- * lookahead and lookbehind, inline modifiers (`(?i:...)`), repetition counts above 1000,
+ * lookahead and lookbehind, inline modifiers (`(?i:...)`), Unicode properties RE2 has no
+ * table for (`\p{scx=Greek}`); so is what is too large: repetition counts above 1000,
  * patterns longer than PATTERN_LIMITS.maxLength or compiling to more than
  * PATTERN_LIMITS.maxProgramSize instructions. Writers refuse such a pattern with 400
  * (`patternProblem`); one already stored (written before these rules) matches nothing.
  *
  * Work per match is bounded: a name is matched only when its length times the program size
  * is at most PATTERN_LIMITS.maxMatchWork (every accepted pattern still covers names of 256
- * characters, the longest collection name); a longer name does not match.
+ * characters, the longest collection name); a longer name does not match. Compiled patterns
+ * are cached (PATTERN_LIMITS.cacheSize), and each remembers its recent answers.
  */
 import { createRequire } from 'node:module';
 import type { RE2JS } from 're2js';
