@@ -74,6 +74,8 @@ export const IMPORT_PIPELINE_DOCS = 4096;
 export const SEARCH_CACHE_ENTRIES = 1000;
 /** Longest document id, in characters. */
 export const MAX_ID_LENGTH = 512;
+/** Longest collection or alias name, in characters (a longer name names nothing: it is never looked up, LMDB keys stop at 1978 bytes). */
+export const MAX_NAME_LENGTH = 256;
 
 /**
  * Bounds on hostile or accidental input, so that no request can exhaust the stack or make
@@ -385,8 +387,40 @@ export const KEY_LIMITS = {
   neverExpires: 64723363199,
   /** How often expired keys with `autodelete` are purged, in ms (spec: hourly). */
   purgeIntervalMs: 3_600_000,
-  /** Compiled `collections` patterns kept in memory. */
-  patternCacheSize: 10_000,
+} as const;
+
+// ---------------------------------------------------------------------------
+// User-written patterns (src/pattern.ts)
+// ---------------------------------------------------------------------------
+
+/**
+ * Bounds on the regular expressions users write (a key's `collections` entries, schema
+ * field names such as `.*_facet`, `facet_by` globs). They are matched by an automaton in
+ * time linear in the name; these bound the constant. A pattern beyond the first two is
+ * refused with 400 when it is written (one stored earlier matches nothing).
+ */
+export const PATTERN_LIMITS = {
+  /** Longest pattern, in characters. Range 1..100_000. */
+  maxLength: 1000,
+  /**
+   * Largest compiled pattern, in automaton instructions (`coll_.*` is 13, `(a+)+$` 10,
+   * `[a-z]{1,64}` about 130). The cost of matching one character grows with it. Range 10..10_000.
+   */
+  maxProgramSize: 500,
+  /**
+   * Most steps (name length x program size) one match may take: a longer name does not
+   * match. At the default every accepted pattern covers names of 256 characters (the
+   * longest collection name), and `.*` names of about 20,000. Range maxProgramSize x 256..
+   */
+  maxMatchWork: 128_000,
+  /** Compiled patterns kept in memory (each automaton keeps up to 8 MB of states). Range 1.. */
+  cacheSize: 1000,
+  /**
+   * Answers each compiled pattern remembers, for names of up to 256 characters: the same
+   * names come back (a request's collection, a document's field names), and a remembered
+   * answer costs a map lookup instead of a run of the automaton. Range 0..
+   */
+  memoSize: 64,
 } as const;
 
 // ---------------------------------------------------------------------------

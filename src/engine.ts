@@ -12,6 +12,7 @@ import { DELETE_BATCH_SIZE, SEARCH_CACHE_ENTRIES, VECTOR_SAVE_AFTER_MS, VECTOR_S
 import { openStore, write, type OpenOptions, type Store } from './storage/store.js';
 import { isNoSpace } from './storage/diskfull.js';
 import {
+  aliasTarget,
   createCollection,
   deleteCollection,
   describeCollection,
@@ -273,7 +274,7 @@ export class Engine {
    */
   upsertAlias(name: string, body: unknown): Promise<AliasRecord> {
     return commit(this.store, { op: 'alias.upsert', name, body }, async () => {
-      const before = this.store.aliases.get(name);
+      const before = aliasTarget(this.store, name);
       const rec = await upsertAlias(this.store, name, body);
       if (before !== undefined && before !== rec.collection_name) {
         for (const r of referencingCollections(this.store, name)) {
@@ -719,7 +720,7 @@ export class Engine {
 
   /** The collection an alias stands for, or undefined when `name` is no alias. */
   aliasTarget(name: string): string | undefined {
-    return this.store.aliases.get(name);
+    return aliasTarget(this.store, name);
   }
 
   /** A collection's compiled schema. */

@@ -2,11 +2,13 @@
  * Hostile requests against a real `fathom serve` on loopback: at least 2,000 generated
  * requests (bad JSON, deep nesting, long tokens, bad filters, sorts, vector queries and
  * facets, odd paths and headers, reverse joins into a collection the key may not search,
- * follow-ups and conversation routes with other keys' conversation ids) must never get a
- * 5xx, never take the server down, never show what the key may not see, and never change
- * the data they have no right to change (the `books` and `reviews` exports hash the same
- * before and after, and so does a conversation only its owner may change; requests that may
- * write go to a scratch collection).
+ * follow-ups and conversation routes with other keys' conversation ids, catastrophic
+ * patterns) must never get a 5xx, never take the server down, never show what the key may
+ * not see, and never change the data they have no right to change (the `books` and
+ * `reviews` exports hash the same before and after, and so does a conversation only its
+ * owner may change; requests that may write go to a scratch collection). Catastrophic
+ * patterns (`(a+)+$` and kin, as key `collections`, schema field names and `facet_by`
+ * globs, met by long names) must also be answered promptly.
  */
 import http from 'node:http';
 import { createHash } from 'node:crypto';
@@ -33,6 +35,12 @@ let ownedBefore = '';
 let llm: FakeLlm;
 /** In the owned conversation's question: no other key's answer, and no LLM prompt for another key, may hold it. */
 const OWNED_MARKER = 'OWNEDQUESTION';
+/** Keys whose `collections` are patterns a backtracking engine takes exponential time on. */
+const patternKeys: string[] = [];
+/** Patterns a backtracking engine takes exponential (or high polynomial) time on, against runs of `a`. */
+const CATASTROPHIC = ['(a+)+$', '(a|a)*b', '(a|aa)+$', '(.*a){12}', '([a-z]+)*[0-9]$', '(\\w+\\s?)+$', '(a*)*(b*)*c', '((a+)|(a*))+!'];
+/** Patterns no linear-time engine matches (refused with 400 when written), and ones too large. */
+const REFUSED = ['(a)\\1', '(?<x>a+)\\k<x>', '(?=a)(a+)+$', '(?<!b)(a+)+', 'a{5000}', '((a{100}){100}){100}', '[a-z]{999}', 'a'.repeat(5000) + '.*', '(?i:a)+'];
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 
 interface Req {
@@ -45,7 +53,7 @@ interface Req {
   /** The request must be refused (4xx). */
   refused?: boolean;
   /** The class of a request whose answers are checked beyond its status, counted apart. */
-  cls?: 'reverse joins' | 'foreign conversation ids';
+  cls?: 'reverse joins' | 'foreign conversation ids' | 'catastrophic';
 }
 
 function send(r: Req): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
@@ -98,6 +106,14 @@ beforeAll(async () => {
   const imp = await send({ method: 'POST', path: '/collections/books/documents/import', headers: { 'x-typesense-api-key': KEY }, body: BOOKS.map((b) => JSON.stringify(b)).join('\n') });
   expect(imp.body.split('\n').every((l) => JSON.parse(l).success)).toBe(true);
   searchKey = JSON.parse((await admin('POST', '/keys', { description: 's', actions: ['documents:search'], collections: ['books', 'scratch'] })).body).value;
+  for (const p of CATASTROPHIC) {
+    const k = await admin('POST', '/keys', { description: 'catastrophic', actions: ['documents:search', 'documents:get', 'collections:get'], collections: [p] });
+    expect(k.status).toBe(201);
+    patternKeys.push(JSON.parse(k.body).value);
+  }
+  const patterned = { name: 'patterned', fields: [...CATASTROPHIC.map((p) => ({ name: p, type: 'string', optional: true })), { name: '.*_facet', type: 'string', facet: true, optional: true }] };
+  expect((await admin('POST', '/collections', patterned)).status).toBe(201);
+  expect((await admin('POST', '/collections/patterned/documents', { id: 'p0', [`${'a'.repeat(60)}_facet`]: 'x', [`${'ab'.repeat(30)}_facet`]: 'y' })).status).toBe(201);
   scopedKey = generateScopedSearchKey(searchKey, { filter_by: 'year:>1960', exclude_fields: 'rating' });
 
   // reviews reference books: a reverse join from books reads them
@@ -379,6 +395,54 @@ const foreignConversations: fc.Arbitrary<Req> = fc.oneof(
   fc.tuple(foreignKey).map(([key]) => ({ method: 'GET', path: '/conversations', headers: { 'x-typesense-api-key': key() }, forbid: [OWNED_MARKER], cls: 'foreign conversation ids' as const })),
 );
 
+/** A run of `a`s (and kin) a catastrophic pattern backtracks on, ending where the pattern fails. */
+const longName = fc.tuple(fc.integer({ min: 20, max: 5000 }), fc.constantFrom('a', 'ab', 'aa '), fc.constantFrom('!', '', 'b', '1', '\n')).map(([n, unit, end]) => unit.repeat(Math.ceil(n / unit.length)).slice(0, n) + end);
+const patternKey = fc.integer({ min: 0, max: 1000 }).map((i) => () => patternKeys[i % patternKeys.length]!);
+/** Small patterns built like the catastrophic ones: nested and overlapping quantifiers. */
+const generatedPattern = fc
+  .tuple(fc.constantFrom('a', 'a|a', 'a|aa', '.*a', '\\w', 'a?', '[ab]'), fc.constantFrom('+', '*', '{1,9}', '+?'), fc.constantFrom('+', '*', '{2,}', ''), fc.constantFrom('$', 'b', '!', '', '\\1'))
+  .map(([inner, q1, q2, end]) => `((${inner})${q1})${q2}${end}`);
+const anyPattern = fc.oneof(fc.constantFrom(...CATASTROPHIC, ...REFUSED), generatedPattern);
+const catastrophic: fc.Arbitrary<Req> = fc
+  .oneof(
+    // a key with such a pattern (201), or one no linear-time engine can match (400)
+    fc.array(anyPattern, { minLength: 1, maxLength: 4 }).map((collections) => ({
+      method: 'POST',
+      path: '/keys',
+      headers: { 'x-typesense-api-key': KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ description: 'fuzz', actions: ['documents:search'], collections }),
+    })),
+    // requests by such keys for long names: in the path and in multi_search bodies
+    fc.tuple(longName, patternKey).map(([name, key]) => ({ method: 'GET', path: `/collections/${enc(name.slice(0, 1900))}/documents/search?q=*`, headers: { 'x-typesense-api-key': key() } })),
+    fc.tuple(fc.array(longName, { minLength: 1, maxLength: 10 }), patternKey).map(([names, key]) => ({
+      method: 'POST',
+      path: '/multi_search',
+      headers: { 'x-typesense-api-key': key(), 'content-type': 'application/json' },
+      body: JSON.stringify({ searches: names.map((collection) => ({ collection, q: '*' })) }),
+    })),
+    // documents whose field names such schema patterns backtrack on
+    fc.array(fc.tuple(longName, fc.string({ maxLength: 5 })), { minLength: 1, maxLength: 6 }).map((fields) => ({
+      method: 'POST',
+      path: '/collections/patterned/documents?action=upsert',
+      headers: { 'x-typesense-api-key': KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'fz', ...Object.fromEntries(fields) }),
+    })),
+    // schemas with such field names (201 once, then 409), or refused ones (400)
+    fc.tuple(anyPattern, fc.integer({ min: 0, max: 3 })).map(([name, n]) => ({
+      method: 'POST',
+      path: '/collections',
+      headers: { 'x-typesense-api-key': KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `patterned_${n}`, fields: [{ name, type: 'string', optional: true }] }),
+    })),
+    // facet_by globs of many stars against long field names
+    fc.tuple(fc.integer({ min: 2, max: 40 }), fc.constantFrom('a', 'ab', '_', ''), fc.constantFrom('b', '!', '_facet', '')).map(([stars, part, end]) => ({
+      method: 'GET',
+      path: `/collections/patterned/documents/search?q=*&facet_by=${enc(`*${part}`.repeat(stars) + `*${end}`)}`,
+      headers: { 'x-typesense-api-key': KEY },
+    })),
+  )
+  .map((r) => ({ ...r, cls: 'catastrophic' as const }));
+
 /** One hostile request; `mayWrite` says whether it could change `books` if it succeeded. */
 const request: fc.Arbitrary<Req> = fc.oneof(
   // searches, GET and multi_search, with every key kind
@@ -448,6 +512,7 @@ const request: fc.Arbitrary<Req> = fc.oneof(
   }),
   reverseJoins,
   foreignConversations,
+  catastrophic,
 );
 
 // ---------------------------------------------------------------------------
@@ -461,10 +526,18 @@ describe('hostile requests', () => {
     const byRequestClass: Record<string, number> = {};
     const failures: string[] = [];
     const samples = fc.sample(request, { numRuns: 2200, seed: 2511 });
+    let catastrophicCount = 0;
+    let slowest = { ms: 0, what: '' };
     for (const r of samples) {
       let res;
+      const t0 = performance.now();
       try {
         res = await send(r);
+        if (r.cls === 'catastrophic') {
+          catastrophicCount++;
+          const ms = performance.now() - t0;
+          if (ms > slowest.ms) slowest = { ms, what: `${r.method} ${r.path.slice(0, 80)} ${String(r.body ?? '').slice(0, 80)}` };
+        }
       } catch (e) {
         failures.push(`${r.method} ${r.path.slice(0, 120)}: no answer (${(e as Error).message})`);
         continue;
@@ -489,9 +562,13 @@ describe('hostile requests', () => {
         else if (/\n\s+at |node_modules|\.ts:\d+/.test(message)) failures.push(`${r.method} ${r.path.slice(0, 120)} -> a stack trace in the message`);
       }
     }
-    console.log(`fuzz: ${samples.length} requests by status class ${JSON.stringify(byClass)}; ${JSON.stringify(byRequestClass)}`);
+    console.log(`fuzz: ${samples.length} requests by status class ${JSON.stringify(byClass)}; ${JSON.stringify(byRequestClass)}; ${catastrophicCount} with catastrophic patterns, the slowest ${slowest.ms.toFixed(0)} ms`);
     expect(failures.slice(0, 20)).toEqual([]);
     expect(samples.length).toBeGreaterThanOrEqual(2000);
+    // catastrophic patterns: exercised, and none holds the server (a backtracking engine took minutes on one)
+    expect(catastrophicCount).toBeGreaterThan(100);
+    expect(slowest).toMatchObject({ ms: expect.any(Number) });
+    expect(slowest.ms, slowest.what).toBeLessThan(5000);
     // every kind of answer was exercised
     expect(byClass['2xx']).toBeGreaterThan(100);
     expect(byClass['4xx']).toBeGreaterThan(500);

@@ -42,6 +42,22 @@ describe('key scopes', () => {
     expect(allows(scope, { action: 'documents:search', collections: [{ name: 'products', target: 'orders' }] })).toBe(false);
   });
 
+  it('keeps the meaning of ordinary patterns: alternation, classes, an injected group as JavaScript read it', () => {
+    expect(collectionAllowed(['(products|orders)_v[0-9]+'], 'orders_v12')).toBe(true);
+    expect(collectionAllowed(['(products|orders)_v[0-9]+'], 'orders_v')).toBe(false);
+    expect(collectionAllowed(['books.*'], 'books\narchive')).toBe(false);
+    // wrapped as `^(?:a)|(b)$`, which JavaScript read as "starts with a, or ends with b"
+    expect(collectionAllowed(['a)|(b'], 'axx')).toBe(true);
+    expect(collectionAllowed(['a)|(b'], 'xxb')).toBe(true);
+    expect(collectionAllowed(['a)|(b'], 'xx')).toBe(false);
+  });
+
+  it('matches a stored entry that can no longer be a pattern (a backreference, a lookahead) against nothing', () => {
+    expect(collectionAllowed(['(a)\\1'], 'aa')).toBe(false);
+    expect(collectionAllowed(['(?=b)b.*'], 'books')).toBe(false);
+    expect(collectionAllowed(['(a)\\1', 'books'], 'books')).toBe(true);
+  });
+
   it('rejects a key whose collections pattern does not match', () => {
     expect(allows({ actions: ['*'], collections: ['org_a_.*'] }, { action: 'documents:get', collections: [{ name: 'org_b_x' }] })).toBe(false);
   });
@@ -104,9 +120,40 @@ describe('key storage', () => {
       await expect(createKey(engine.store, { description: 'x', actions: ['documents search'], collections: ['*'] })).rejects.toThrow(/resource:verb/);
       await expect(createKey(engine.store, { description: 'x', actions: ['*'], collections: ['*'], expires_at: -1 })).rejects.toThrow(/expires_at/);
       await expect(createKey(engine.store, { description: 'x', actions: ['*'], collections: ['*'], value: 'has space' })).rejects.toThrow(/visible ASCII/);
+      await expect(createKey(engine.store, { description: 'x', actions: ['*'], collections: ['(a)\\1'] })).rejects.toThrow(/backreferences/);
+      await expect(createKey(engine.store, { description: 'x', actions: ['*'], collections: ['(?!a).*'] })).rejects.toThrow(/lookahead/);
+      await expect(createKey(engine.store, { description: 'x', actions: ['*'], collections: ['(a+)+$', 'org_.*'] })).resolves.toMatchObject({ collections: ['(a+)+$', 'org_.*'] });
     } finally {
       await engine.close();
     }
+  });
+});
+
+describe('keys stored before patterns were checked for linear-time matching', () => {
+  it('load and keep working: their refused entries match nothing, the others as before', async () => {
+    const dir = dataDirPath();
+    const engine = openEngine(dir);
+    let id: number;
+    let value: string;
+    try {
+      await engine.createCollection({ name: 'books', fields: [{ name: 'title', type: 'string' }] });
+      await engine.createCollection({ name: 'bb', fields: [{ name: 'title', type: 'string' }] });
+      ({ id, value } = await createKey(engine.store, { description: 'old', actions: ['documents:search', 'collections:get'], collections: ['books'] }));
+      // as an older version stored it: entries the writers now refuse
+      const rec = engine.store.keys.get(id) as KeyRecord;
+      await engine.store.keys.put(id, { ...rec, collections: ['(a)\\1', '(?=b)b+', 'books', 'x{5000}'] });
+    } finally {
+      await engine.close();
+    }
+    const server = await startServer({ dataDir: dir, apiKey: 'boot', address: '127.0.0.1', port: 0, logLevel: 'silent' }, { engine: { merges: 'off' } });
+    servers.push(server);
+    const get = (p: string, key = value) => fetch(`${server.url}${p}`, { headers: { 'x-typesense-api-key': key } });
+    expect((await get('/collections/books/documents/search?q=*')).status).toBe(200);
+    expect((await get('/collections/bb/documents/search?q=*')).status).toBe(401);
+    expect((await get('/collections/aa/documents/search?q=*')).status).toBe(401);
+    expect((await get('/collections/bb')).status).toBe(401);
+    const shown = (await (await get(`/keys/${id}`, 'boot')).json()) as { collections: string[] };
+    expect(shown.collections).toEqual(['(a)\\1', '(?=b)b+', 'books', 'x{5000}']);
   });
 });
 
@@ -155,6 +202,13 @@ describe('fathom keys', () => {
     const r = await cli(['keys', 'create', '-d', dir, '--actions', 'documents:search', '--collections', 'books,films', '--description', 'd', '--value', 'my-fixed-key', '--expires-at', '4102444800', '--autodelete']);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ value: 'my-fixed-key', collections: ['books', 'films'], expires_at: 4102444800, autodelete: true });
+  });
+
+  it('refuses a collections pattern with a backreference in one line', async () => {
+    const r = await cli(['keys', 'create', '-d', dataDirPath(), '--actions', '*', '--collections', 'books,(x)\\1', '--description', 'd']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/`collections` entry `\(x\)\\1` cannot be used as a pattern: backreferences/);
   });
 
   it('reports a usage error for a bad expiry', async () => {

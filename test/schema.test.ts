@@ -41,6 +41,27 @@ describe('collection schemas', () => {
     expect(s.resolve('first_name')?.name).toBe('.*_name');
     expect(s.resolve('name')).toBeUndefined();
   });
+  it('rejects a name pattern with a backreference or a lookaround, saying why', () => {
+    rejects([{ name: '(.)\\1_x', type: 'string' }], /field `\(\.\)\\1_x`: the name cannot be used as a pattern: backreferences/);
+    rejects([{ name: '(?!id).*', type: 'string' }], /lookahead and lookbehind/);
+    rejects([{ name: '.*_(?<=a_)x', type: 'string' }], /lookahead and lookbehind/);
+    rejects([{ name: 'f{1001}', type: 'string' }], /repetition count above 1000/);
+  });
+  it('accepts `(a+)+$` as a name pattern and resolves a long name against it at once', () => {
+    const s = new Schema({ ...ok([{ name: '(a+)+$', type: 'string' }]), id: 1, created_at: 0, version: 1 } as CollectionRecord);
+    const t0 = performance.now();
+    expect(s.resolve('a'.repeat(28) + '!')).toBeUndefined();
+    expect(s.resolve('a'.repeat(75))?.name).toBe('(a+)+$');
+    expect(performance.now() - t0).toBeLessThan(1000);
+  });
+  it('compiles a stored name pattern that can no longer be used to one that matches nothing', () => {
+    const rec = ok([{ name: 'title', type: 'string' }, { name: 'x_.*', type: 'string' }]);
+    rec.fields[1]!.name = '(?=x).*';
+    const s = new Schema({ ...rec, id: 1, created_at: 0, version: 1 } as CollectionRecord);
+    expect(s.resolve('x_1')).toBeUndefined();
+    expect(s.resolve('title')?.name).toBe('title');
+    expect(s.hasPatterns).toBe(true);
+  });
   it('rejects nested types without enable_nested_fields', () => rejects([{ name: 'o', type: 'object' }], /needs `enable_nested_fields: true`/));
   it('rejects dotted names without enable_nested_fields', () => rejects([{ name: 'a.b', type: 'string' }], /dotted names/));
   it('rejects a default_sorting_field that is not numeric', () => rejects([{ name: 's', type: 'string' }], /must be a numeric field/, { default_sorting_field: 's' }));

@@ -182,6 +182,59 @@ describe('import', () => {
   });
 });
 
+describe('names longer than any collection or alias name', () => {
+  it('are answered as names of nothing (404, or 400 where one is being made), never 500', async () => {
+    const long = 'n'.repeat(5000);
+    const m = await call('POST', '/multi_search', JSON.stringify({ searches: [{ collection: long, q: '*' }] }));
+    expect(m.status).toBe(200);
+    expect(m.json().results[0]).toMatchObject({ code: 404 });
+    const path = 'p'.repeat(2000);
+    expect((await call('GET', `/collections/${path}/documents/search?q=*`)).status).toBe(404);
+    expect((await call('GET', `/aliases/${path}`)).status).toBe(404);
+    expect((await call('DELETE', `/aliases/${path}`)).status).toBe(404);
+    expect((await call('PUT', `/aliases/${path}`, JSON.stringify({ collection_name: 'notes' }))).status).toBe(400);
+    expect((await call('PUT', '/aliases/short', JSON.stringify({ collection_name: long }))).status).toBe(404);
+  });
+});
+
+describe('patterns in schemas and facet_by', () => {
+  it('writes a document whose field name `(a+)+$` would backtrack on, at once', async () => {
+    const schema = { name: 'patterned', fields: [{ name: 'title', type: 'string' }, { name: '(a+)+$', type: 'string', optional: true }] };
+    expect((await call('POST', '/collections', JSON.stringify(schema))).status).toBe(201);
+    const t0 = performance.now();
+    // 28 `a`s and a `!`: no match, after seconds of backtracking in a backtracking engine
+    const r = await call('POST', '/collections/patterned/documents', JSON.stringify({ id: 'p1', title: 't', ['a'.repeat(28) + '!']: 'x', ['a'.repeat(75)]: 'y' }));
+    expect(r.status).toBe(201);
+    expect(performance.now() - t0).toBeLessThan(1000);
+    const fields = (await call('GET', '/collections/patterned')).json().fields.map((f: { name: string }) => f.name);
+    expect(fields).toEqual(['title', '(a+)+$', 'a'.repeat(75)]);
+  });
+
+  it('refuses a field name pattern with a backreference or a lookaround with 400, saying why', async () => {
+    const r = await call('POST', '/collections', JSON.stringify({ name: 'refused', fields: [{ name: '(.)\\1', type: 'string' }] }));
+    expect(r.status).toBe(400);
+    expect(r.json().message).toMatch(/field `\(\.\)\\1`: the name cannot be used as a pattern: backreferences/);
+    const l = await call('PATCH', '/collections/notes', JSON.stringify({ fields: [{ name: '(?!tag).*_s', type: 'string' }] }));
+    expect(l.status).toBe(400);
+    expect(l.json().message).toMatch(/lookahead and lookbehind/);
+  });
+
+  it('expands a facet_by glob of many stars against long field names at once', async () => {
+    const schema = { name: 'globbed', fields: [{ name: '.*_facet', type: 'string', facet: true }] };
+    expect((await call('POST', '/collections', JSON.stringify(schema))).status).toBe(201);
+    const long = `${'a'.repeat(40)}_facet`;
+    expect((await call('POST', '/collections/globbed/documents', JSON.stringify({ id: 'g1', [long]: 'v', b_facet: 'w' }))).status).toBe(201);
+    const t0 = performance.now();
+    // `^.*a.*a…a.*b$` backtracks through every way of placing 8 stars in 46 characters (seconds)
+    const none = await call('GET', `/collections/globbed/documents/search?q=*&facet_by=${encodeURIComponent('*a'.repeat(8) + '*b')}`);
+    expect(none.status).toBe(200);
+    expect(none.json().facet_counts).toEqual([]);
+    expect(performance.now() - t0).toBeLessThan(1000);
+    const some = await call('GET', `/collections/globbed/documents/search?q=*&facet_by=${encodeURIComponent('*a*a*_facet')}`);
+    expect(some.json().facet_counts.map((f: { field_name: string }) => f.field_name)).toEqual([long]);
+  });
+});
+
 describe("requests Node's HTTP layer refuses", () => {
   it('answers each with a JSON message and the right status', async () => {
     const noHost = await raw('GET /health HTTP/1.1\r\n\r\n');

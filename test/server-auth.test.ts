@@ -183,6 +183,42 @@ describe('keys and scopes', () => {
     expect(r.status).toBe(400);
     expect(r.json().message).toMatch(/regular expression/);
   });
+
+  it('answers a key whose pattern is `(a+)+$` at once, where backtracking would take seconds', async () => {
+    const k = await call('POST', '/keys', BOOTSTRAP, { description: 'catastrophic', actions: ['documents:search'], collections: ['(a+)+$'] });
+    expect(k.status).toBe(201);
+    const t0 = performance.now();
+    // 28 `a`s and a `!`: a backtracking engine tries every way of splitting the `a`s (seconds); 75 of them took minutes
+    const refused = await call('GET', `/collections/${'a'.repeat(28)}!/documents/search?q=*`, k.json().value);
+    expect(refused.status).toBe(401);
+    const allowed = await call('GET', `/collections/${'a'.repeat(75)}/documents/search?q=*`, k.json().value);
+    expect(allowed.status).toBe(404);
+    expect(performance.now() - t0).toBeLessThan(1000);
+  });
+
+  it('refuses a collections entry no linear-time engine can match, saying why', async () => {
+    const cases: Array<[string, RegExp]> = [
+      ['(a)\\1', /`collections` entry `\(a\)\\1` cannot be used as a pattern: backreferences/],
+      ['(?<t>a)\\k<t>', /backreferences/],
+      ['org_(?!secret).*', /lookahead and lookbehind/],
+      ['(?<=x)y', /lookahead and lookbehind/],
+      ['a{2000}', /repetition count above 1000/],
+      ['[a-z]{400}[0-9]{400}', /too complex/],
+    ];
+    for (const [entry, message] of cases) {
+      const r = await call('POST', '/keys', BOOTSTRAP, { description: 'refused', actions: ['*'], collections: ['books', entry] });
+      expect([entry, r.status]).toEqual([entry, 400]);
+      expect(r.json().message).toMatch(message);
+    }
+  });
+
+  it('keeps keys with ordinary patterns working as before', async () => {
+    const k = (await call('POST', '/keys', BOOTSTRAP, { description: 'ordinary', actions: ['documents:search'], collections: ['org_[a-z]_books', 'lib.*'] })).json();
+    expect((await call('GET', '/collections/org_a_books/documents/search?q=dune&query_by=title', k.value)).status).toBe(200);
+    expect((await call('GET', '/collections/library/documents/search?q=dune&query_by=title', k.value)).status).toBe(200);
+    expect((await call('GET', '/collections/books/documents/search?q=dune&query_by=title', k.value)).status).toBe(401);
+    expect((await call('GET', '/collections/org_ab_books/documents/search?q=dune&query_by=title', k.value)).status).toBe(401);
+  });
 });
 
 describe('scoped search keys', () => {

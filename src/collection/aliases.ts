@@ -3,6 +3,7 @@
  * Re-pointing an alias swaps the collection behind it in one step (blue/green reindexing).
  */
 import { FathomError } from '../errors.js';
+import { MAX_NAME_LENGTH } from '../defaults.js';
 import { isPlainObject } from '../json.js';
 import { write, type Store } from '../storage/store.js';
 
@@ -16,16 +17,16 @@ export interface AliasRecord {
  * names with spaces, '/', '?', '#' or '%' work, sent percent-encoded in URL paths (the
  * clients encode them).
  */
-const NAME_RE = /^[^\u0000-\u001f\u007f]{1,256}$/;
+const NAME_RE = new RegExp(`^[^\\u0000-\\u001f\\u007f]{1,${MAX_NAME_LENGTH}}$`);
 
 export async function upsertAlias(store: Store, name: string, body: unknown): Promise<AliasRecord> {
-  if (!NAME_RE.test(name)) throw new FathomError('BAD_PARAMETER', `alias name ${JSON.stringify(name)} must be 1-256 characters without control characters`);
+  if (!NAME_RE.test(name)) throw new FathomError('BAD_PARAMETER', `alias name ${JSON.stringify(name)} must be 1-${MAX_NAME_LENGTH} characters without control characters`);
   if (!isPlainObject(body) || typeof body.collection_name !== 'string' || !body.collection_name) {
     throw new FathomError('BAD_REQUEST', 'the alias needs a `collection_name`');
   }
   const target = body.collection_name;
   return write(store, () => {
-    if (store.collections.get(target) === undefined) throw new FathomError('NOT_FOUND', `collection \`${target}\` not found, so no alias can point at it`);
+    if (target.length > MAX_NAME_LENGTH || store.collections.get(target) === undefined) throw new FathomError('NOT_FOUND', `collection \`${target}\` not found, so no alias can point at it`);
     if (store.collections.get(name) !== undefined) throw new FathomError('CONFLICT', `\`${name}\` is the name of a collection and cannot also be an alias`);
     store.aliases.put(name, target);
     return { name, collection_name: target };
@@ -33,7 +34,7 @@ export async function upsertAlias(store: Store, name: string, body: unknown): Pr
 }
 
 export function getAlias(store: Store, name: string): AliasRecord {
-  const target = store.aliases.get(name);
+  const target = name.length <= MAX_NAME_LENGTH ? store.aliases.get(name) : undefined;
   if (target === undefined) throw new FathomError('NOT_FOUND', `alias \`${name}\` not found`);
   return { name, collection_name: target };
 }
@@ -44,7 +45,7 @@ export function listAliases(store: Store): AliasRecord[] {
 
 export async function deleteAlias(store: Store, name: string): Promise<AliasRecord> {
   return write(store, () => {
-    const target = store.aliases.get(name);
+    const target = name.length <= MAX_NAME_LENGTH ? store.aliases.get(name) : undefined;
     if (target === undefined) throw new FathomError('NOT_FOUND', `alias \`${name}\` not found`);
     store.aliases.remove(name);
     return { name, collection_name: target };

@@ -6,6 +6,7 @@
  */
 import { dictionariesVersion, dictionaryMap } from '../stemming/dictionaries.js';
 import { FathomError } from '../errors.js';
+import { MAX_NAME_LENGTH } from '../defaults.js';
 import { Schema, publicFields, validateCollectionSchema, type CollectionRecord } from '../schema/schema.js';
 import { nextCounter, write, type Store } from '../storage/store.js';
 import { evictSegments, readState } from '../index/manifest.js';
@@ -48,15 +49,20 @@ export function fieldTokenizer(schema: Schema, f: Pick<Field, 'locale' | 'stem'>
   });
 }
 
+/** The collection an alias stands for, or undefined when `name` is no alias. */
+export function aliasTarget(store: Store, name: string): string | undefined {
+  return name.length <= MAX_NAME_LENGTH ? store.aliases.get(name) : undefined;
+}
+
 /** Resolves an alias to its collection name (names that are not aliases come back unchanged). */
 export function resolveName(store: Store, name: string): string {
-  return store.aliases.get(name) ?? name;
+  return aliasTarget(store, name) ?? name;
 }
 
 /** The stored record of a collection (or alias); shared, so copy it (copyRecord) before changing it. */
 export function getRecord(store: Store, name: string): CollectionRecord {
   const real = resolveName(store, name);
-  const rec = store.readShared<CollectionRecord>(store.collections, real);
+  const rec = real.length <= MAX_NAME_LENGTH ? store.readShared<CollectionRecord>(store.collections, real) : undefined;
   if (!rec) throw new FathomError('COLLECTION_NOT_FOUND', `collection \`${name}\` not found`);
   return rec;
 }

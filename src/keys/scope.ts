@@ -6,14 +6,15 @@
  * and a resource also covers its sub-resources (`analytics:*` allows
  * `analytics/events:create`); the entry `*` alone allows everything. A key's collection
  * entries are regular expressions matched against the whole collection name (`org_.*`
- * covers every name starting with `org_`); `*` alone means every collection. When the
+ * covers every name starting with `org_`), with JavaScript's syntax and `u` flag, in
+ * linear time (src/pattern.ts); `*` alone means every collection. When the
  * request names an alias, either the alias or the collection behind it may match, so a key
  * for `products` keeps working after `products` becomes an alias of `products_v2`.
  *
  * Hot: `allows` runs on every authenticated request; compiled patterns are cached.
  */
 import { FathomError } from '../errors.js';
-import { KEY_LIMITS } from '../defaults.js';
+import { isLiteralPattern, namePattern, patternProblem } from '../pattern.js';
 
 /** One thing a request does, as a key scope sees it. */
 export interface Access {
@@ -31,26 +32,13 @@ export interface Scope {
   collections: string[];
 }
 
-const compiled = new Map<string, RegExp>();
-
-function patternFor(entry: string): RegExp {
-  let re = compiled.get(entry);
-  if (!re) {
-    re = new RegExp(`^(?:${entry})$`, 'u');
-    if (compiled.size > KEY_LIMITS.patternCacheSize) compiled.clear();
-    compiled.set(entry, re);
-  }
-  return re;
-}
-
-/** Throws BAD_REQUEST when a collection entry is not a valid regular expression. */
+/** Throws BAD_REQUEST when a collection entry is not a valid regular expression, or one that cannot be matched in linear time. */
 export function checkCollectionPattern(entry: string): void {
-  if (entry === '*') return;
-  try {
-    patternFor(entry);
-  } catch (e) {
-    throw new FathomError('BAD_REQUEST', `\`collections\` entry \`${entry}\` is not a valid regular expression: ${(e as Error).message}`);
-  }
+  if (entry === '*' || isLiteralPattern(entry)) return;
+  const problem = patternProblem(entry, true);
+  if (!problem) return;
+  if (problem.invalid) throw new FathomError('BAD_REQUEST', `\`collections\` entry \`${entry}\` is not a valid regular expression: ${problem.message}`);
+  throw new FathomError('BAD_REQUEST', `\`collections\` entry \`${entry}\` cannot be used as a pattern: ${problem.message} (patterns are matched in linear time, without backtracking)`);
 }
 
 /** Throws BAD_REQUEST unless an action entry has the shape `*` or `resource:verb`. */
@@ -81,11 +69,8 @@ export function actionAllowed(entries: readonly string[], action: string): boole
 export function collectionAllowed(entries: readonly string[], name: string): boolean {
   for (const e of entries) {
     if (e === '*' || e === name) return true;
-    try {
-      if (patternFor(e).test(name)) return true;
-    } catch {
-      /* an invalid stored pattern matches nothing */
-    }
+    // (an entry without syntax matches only itself; a stored entry that is no usable pattern matches nothing)
+    if (!isLiteralPattern(e) && namePattern(e, true).test(name)) return true;
   }
   return false;
 }

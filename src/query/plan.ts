@@ -25,6 +25,7 @@ import { checkJoinIncludes, decorateWithJoins, joinResolver, parseJoinIncludes }
 import { JoinAccess } from '../join/access.js';
 import { expandSynonyms, synonymsFor } from '../synonyms/synonyms.js';
 import type { Curation } from '../curation/curate.js';
+import { globPattern } from '../pattern.js';
 import type { FilterNode } from './filter.js';
 
 function bad(msg: string): never {
@@ -419,7 +420,7 @@ function expandFacetFields(schema: Schema, names: string[], hidden: ((name: stri
       if (!out.includes(name)) out.push(name);
       continue;
     }
-    const re = new RegExp(`^${name.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    const re = globPattern(name);
     for (const f of schema.fields) {
       // (a field a scoped key hides is no facet of a pattern: its values would show)
       if (f.pattern || !f.facet || f.id <= 0 || !['text', 'number', 'bool'].includes(f.kind) || hidden?.(f.name)) continue;

@@ -7,10 +7,11 @@
  * declaration order).
  */
 import { maskSecret } from '../llm/config.js';
-import { FIELD_DEFAULTS, HNSW_DEFAULTS } from '../defaults.js';
+import { FIELD_DEFAULTS, HNSW_DEFAULTS, MAX_NAME_LENGTH } from '../defaults.js';
 import { FathomError } from '../errors.js';
 import { isPlainObject } from '../json.js';
 import { parseVoiceModel } from '../voice/config.js';
+import { namePattern, patternProblem, type NamePattern } from '../pattern.js';
 
 export const FIELD_TYPES = [
   'string',
@@ -91,7 +92,8 @@ export type FieldKind = 'text' | 'number' | 'bool' | 'geo' | 'vector' | 'object'
 export interface Field extends FieldDef {
   kind: FieldKind;
   isArray: boolean;
-  pattern?: RegExp;
+  /** For a field named by a regular expression: the compiled name pattern (src/pattern.ts). */
+  pattern?: NamePattern;
   /** int32 / int64 / float for numbers. */
   numType?: 'int32' | 'int64' | 'float';
 }
@@ -140,13 +142,8 @@ export function compileField(def: FieldDef): Field {
     isArray: def.type.endsWith('[]'),
   };
   if (kind === 'number') f.numType = def.type.replace('[]', '') as 'int32' | 'int64' | 'float';
-  if (isPatternName(def.name)) {
-    try {
-      f.pattern = new RegExp(`^(?:${def.name})$`);
-    } catch {
-      /* validated on create */
-    }
-  }
+  // (a stored name that is no usable pattern, written before the rules of src/pattern.ts, matches nothing)
+  if (isPatternName(def.name)) f.pattern = namePattern(def.name, false);
   return f;
 }
 
@@ -218,7 +215,7 @@ const NAME_RE = /^[^\s/?#%]+$/;
 
 export function validateCollectionName(name: unknown): string {
   if (typeof name !== 'string' || name.length === 0) bad('collection `name` must be a non-empty string');
-  if (name.length > 256) bad('collection `name` must be at most 256 characters');
+  if (name.length > MAX_NAME_LENGTH) bad(`collection \`name\` must be at most ${MAX_NAME_LENGTH} characters`);
   if (!NAME_RE.test(name)) bad(`collection name \`${name}\` must not contain whitespace, '/', '?', '#' or '%'`);
   return name;
 }
@@ -278,11 +275,9 @@ export function validateField(
   }
   const pattern = isPatternName(name);
   if (pattern) {
-    try {
-      new RegExp(`^(?:${name})$`);
-    } catch (e) {
-      bad(`field \`${name}\`: the name is not a valid regular expression (${(e as Error).message})`);
-    }
+    const problem = patternProblem(name, false);
+    if (problem?.invalid) bad(`field \`${name}\`: the name is not a valid regular expression (${problem.message})`);
+    if (problem) bad(`field \`${name}\`: the name cannot be used as a pattern: ${problem.message} (patterns are matched in linear time, without backtracking)`);
   }
   if ((t === 'object' || t === 'object[]') && !opts.nested) {
     bad(`field \`${name}\`: type \`${t}\` needs \`enable_nested_fields: true\` on the collection`);
