@@ -1,0 +1,275 @@
+/**
+ * Names that are `Object.prototype`'s own (`__proto__`, `constructor`, `prototype`,
+ * `hasOwnProperty`, `toString`) are ordinary names. Against a real `fathom serve` on loopback,
+ * each scenario runs once with an ordinary name and once with each of those, and the answers
+ * must be the same with the name swapped: every named route (created, read back, used by a
+ * search, deleted; 404 while absent), document ids, field names in schemas, documents and
+ * search parameters, and the same words as values (facet values, query words, synonyms,
+ * stopwords). No answer is a 5xx, and nothing ever reaches `Object.prototype`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type RunningServer } from '../src/server/serve.js';
+import { FakeLlm } from './llm-fake.js';
+import { dirWithTinyModel } from './conversation-fixtures.js';
+
+const ADMIN = 'proto-admin-key';
+const LLM_KEY = 'sk-test-key-0123456789abcdef';
+/** The reference name: each prototype name must behave exactly as this one does. */
+const ORDINARY = 'ordinary';
+const NAMES = ['__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'toString'];
+let server: RunningServer;
+let llm: FakeLlm;
+const prototypeBefore = Object.getOwnPropertyNames(Object.prototype).sort();
+
+interface Answer {
+  status: number;
+  text: string;
+}
+
+/** A request; `body` is sent as is when a string (so a document can hold a `__proto__` key). */
+async function call(method: string, path: string, body?: unknown): Promise<Answer> {
+  const headers: Record<string, string> = { 'x-typesense-api-key': ADMIN };
+  const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+  if (payload !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${server.url}${path}`, { method, headers, body: payload });
+  return { status: res.status, text: await res.text() };
+}
+
+const e = encodeURIComponent;
+
+/** What changes from run to run whatever the name: times, generated ids, timings. */
+function stable(text: string): string {
+  return text
+    .replace(/"(created_at|updated_at|search_time_ms|processing_time_ms)":\d+/g, '"$1":0')
+    .replace(/"(text_match|best_field_score|score)":"?\d+"?/g, '"$1":0');
+}
+
+type Step = [label: string, run: () => Promise<Answer>];
+
+async function transcript(steps: Step[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const [label, run] of steps) {
+    const a = await run();
+    out.push(`${label} -> ${a.status} ${stable(a.text)}`);
+  }
+  return out;
+}
+
+/**
+ * Runs the scenario `steps(name)` with the ordinary name, then with each prototype name, and
+ * expects each prototype name's transcript to be the ordinary one with the name swapped.
+ * Returns the ordinary transcript (for checks of its own).
+ */
+async function sameAsOrdinary(steps: (name: string) => Step[]): Promise<string[]> {
+  const reference = await transcript(steps(ORDINARY));
+  expect(reference.filter((l) => / -> 5\d\d /.test(l))).toEqual([]);
+  for (const n of NAMES) {
+    const got = (await transcript(steps(n))).map((l) => l.split(n).join(ORDINARY).split(e(n)).join(ORDINARY));
+    expect({ name: n, transcript: got }).toEqual({ name: n, transcript: reference });
+  }
+  expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(prototypeBefore);
+  return reference;
+}
+
+function statusOf(transcriptLine: string): number {
+  return Number(/ -> (\d+) /.exec(transcriptLine)![1]);
+}
+
+beforeAll(async () => {
+  llm = await new FakeLlm().start();
+  server = await startServer(
+    { dataDir: dirWithTinyModel(), apiKey: ADMIN, address: '127.0.0.1', port: 0, logLevel: 'silent', analytics: { enabled: true } },
+    { engine: { merges: 'inline' } },
+  );
+  expect((await call('POST', '/collections', { name: 'books', fields: [{ name: 'title', type: 'string' }, { name: 'year', type: 'int32', facet: true }] })).status).toBe(201);
+  expect((await call('POST', '/collections', { name: 'queries', fields: [{ name: 'q', type: 'string' }, { name: 'count', type: 'int32' }] })).status).toBe(201);
+  for (const d of [
+    { id: 'b1', title: 'The red book', year: 1990 },
+    { id: 'b2', title: 'A blue book', year: 2000 },
+  ]) {
+    expect((await call('POST', '/collections/books/documents', d)).status).toBe(201);
+  }
+});
+
+afterAll(async () => {
+  await server?.stop();
+  await llm?.stop();
+});
+
+describe('resources named like Object.prototype members', () => {
+  it('are analytics rules like any other: 404 while absent, then created, read, replaced and deleted', async () => {
+    const rule = { type: 'popular_queries', params: { source: { collections: ['books'] }, destination: { collection: 'queries' } } };
+    const lines = await sameAsOrdinary((n) => [
+      ['get absent', () => call('GET', `/analytics/rules/${e(n)}`)],
+      ['delete absent', () => call('DELETE', `/analytics/rules/${e(n)}`)],
+      ['create', () => call('POST', '/analytics/rules', { name: n, ...rule })],
+      ['create again', () => call('POST', '/analytics/rules', { name: n, ...rule })],
+      ['get', () => call('GET', `/analytics/rules/${e(n)}`)],
+      ['replace', () => call('PUT', `/analytics/rules/${e(n)}`, { ...rule, params: { ...rule.params, limit: 5 } })],
+      ['get replaced', () => call('GET', `/analytics/rules/${e(n)}`)],
+      ['delete', () => call('DELETE', `/analytics/rules/${e(n)}`)],
+      ['get deleted', () => call('GET', `/analytics/rules/${e(n)}`)],
+    ]);
+    expect(lines.map(statusOf)).toEqual([404, 404, 201, 409, 200, 200, 200, 200, 404]);
+  });
+
+  it('are collections like any other', async () => {
+    const lines = await sameAsOrdinary((n) => [
+      ['get absent', () => call('GET', `/collections/${e(n)}`)],
+      ['delete absent', () => call('DELETE', `/collections/${e(n)}`)],
+      ['search absent', () => call('GET', `/collections/${e(n)}/documents/search?q=*`)],
+      ['create', () => call('POST', '/collections', { name: n, fields: [{ name: 'title', type: 'string' }] })],
+      ['create again', () => call('POST', '/collections', { name: n, fields: [{ name: 'title', type: 'string' }] })],
+      ['add a document', () => call('POST', `/collections/${e(n)}/documents`, { id: 'd1', title: 'a red door' })],
+      ['search', () => call('GET', `/collections/${e(n)}/documents/search?q=red&query_by=title`)],
+      ['get', () => call('GET', `/collections/${e(n)}`)],
+      ['delete', () => call('DELETE', `/collections/${e(n)}`)],
+      ['get deleted', () => call('GET', `/collections/${e(n)}`)],
+    ]);
+    expect(lines.map(statusOf)).toEqual([404, 404, 404, 201, 409, 201, 200, 200, 200, 404]);
+  });
+
+  it('are aliases like any other', async () => {
+    const lines = await sameAsOrdinary((n) => [
+      ['get absent', () => call('GET', `/aliases/${e(n)}`)],
+      ['delete absent', () => call('DELETE', `/aliases/${e(n)}`)],
+      ['create', () => call('PUT', `/aliases/${e(n)}`, { collection_name: 'books' })],
+      ['get', () => call('GET', `/aliases/${e(n)}`)],
+      ['search through it', () => call('GET', `/collections/${e(n)}/documents/search?q=red&query_by=title`)],
+      ['delete', () => call('DELETE', `/aliases/${e(n)}`)],
+      ['get deleted', () => call('GET', `/aliases/${e(n)}`)],
+    ]);
+    expect(lines.map(statusOf)).toEqual([404, 404, 200, 200, 200, 200, 404]);
+  });
+
+  it('are presets like any other', async () => {
+    const lines = await sameAsOrdinary((n) => [
+      ['get absent', () => call('GET', `/presets/${e(n)}`)],
+      ['delete absent', () => call('DELETE', `/presets/${e(n)}`)],
+      ['search with it absent', () => call('GET', `/collections/books/documents/search?q=red&preset=${e(n)}`)],
+      ['create', () => call('PUT', `/presets/${e(n)}`, { value: { query_by: 'title', per_page: 1 } })],
+      ['get', () => call('GET', `/presets/${e(n)}`)],
+      ['search with it', () => call('GET', `/collections/books/documents/search?q=book&preset=${e(n)}`)],
+      ['delete', () => call('DELETE', `/presets/${e(n)}`)],
+      ['get deleted', () => call('GET', `/presets/${e(n)}`)],
+    ]);
+    expect(lines.map(statusOf)).toEqual([404, 404, 400, 200, 200, 200, 200, 404]);
+  });
+
+  it('are stopword sets like any other', async () => {
+    const lines = await sameAsOrdinary((n) => [
+      ['get absent', () => call('GET', `/stopwords/${e(n)}`)],
+      ['delete absent', () => call('DELETE', `/stopwords/${e(n)}`)],
+      ['create', () => call('PUT', `/stopwords/${e(n)}`, { stopwords: ['red'] })],
+      ['get', () => call('GET', `/stopwords/${e(n)}`)],
+      ['search with it', () => call('GET', `/collections/books/documents/search?q=red+book&query_by=title&stopwords=${e(n)}`)],
+      ['delete', () => call('DELETE', `/stopwords/${e(n)}`)],
+      ['get deleted', () => call('GET', `/stopwords/${e(n)}`)],
+    ]);
+    expect(lines.map(statusOf)).toEqual([404, 404, 200, 200, 200, 200, 404]);
+  });
+
+  it("are a collection's synonyms and overrides like any other", async () => {
+    const lines = await sameAsOrdinary((n) => [
+      ['get synonym absent', () => call('GET', `/collections/books/synonyms/${e(n)}`)],
+      ['delete synonym absent', () => call('DELETE', `/collections/books/synonyms/${e(n)}`)],
+      ['create synonym', () => call('PUT', `/collections/books/synonyms/${e(n)}`, { synonyms: ['red', 'crimson'] })],
+      ['get synonym', () => call('GET', `/collections/books/synonyms/${e(n)}`)],
+      ['search with it', () => call('GET', '/collections/books/documents/search?q=crimson&query_by=title')],
+      ['delete synonym', () => call('DELETE', `/collections/books/synonyms/${e(n)}`)],
+      ['get override absent', () => call('GET', `/collections/books/overrides/${e(n)}`)],
+      ['create override', () => call('PUT', `/collections/books/overrides/${e(n)}`, { rule: { query: 'book', match: 'exact' }, includes: [{ id: 'b2', position: 1 }] })],
+      ['get override', () => call('GET', `/collections/books/overrides/${e(n)}`)],
+      ['search with it', () => call('GET', '/collections/books/documents/search?q=book&query_by=title')],
+      ['delete override', () => call('DELETE', `/collections/books/overrides/${e(n)}`)],
+      ['get override deleted', () => call('GET', `/collections/books/overrides/${e(n)}`)],
+    ]);
+    expect(lines.map(statusOf)).toEqual([404, 404, 200, 200, 200, 200, 404, 200, 200, 200, 200, 404]);
+  });
+
+  it('are synonym sets, curation sets and their items like any other', async () => {
+    const steps = (n: string): Step[] => {
+      const out: Step[] = [];
+      for (const [kind, item] of [
+        ['synonym_sets', { synonyms: ['red', 'crimson'] }],
+        ['curation_sets', { rule: { query: 'book', match: 'exact' }, includes: [{ id: 'b2', position: 1 }] }],
+      ] as const) {
+        const set = `/${kind}/${e(n)}`;
+        out.push(
+          [`${kind} get absent`, () => call('GET', set)],
+          [`${kind} delete absent`, () => call('DELETE', set)],
+          [`${kind} items absent`, () => call('GET', `${set}/items`)],
+          [`${kind} item absent`, () => call('GET', `${set}/items/${e(n)}`)],
+          [`${kind} create`, () => call('PUT', set, { items: [{ id: n, ...item }] })],
+          [`${kind} get`, () => call('GET', set)],
+          [`${kind} item`, () => call('GET', `${set}/items/${e(n)}`)],
+          [`${kind} link`, () => call('PATCH', '/collections/books', { [kind]: [n] })],
+          [`${kind} search`, () => call('GET', '/collections/books/documents/search?q=crimson+book&query_by=title&drop_tokens_threshold=0')],
+          [`${kind} unlink`, () => call('PATCH', '/collections/books', { [kind]: [] })],
+          [`${kind} delete item`, () => call('DELETE', `${set}/items/${e(n)}`)],
+          [`${kind} item deleted`, () => call('GET', `${set}/items/${e(n)}`)],
+          [`${kind} put item`, () => call('PUT', `${set}/items/${e(n)}`, item)],
+          [`${kind} delete`, () => call('DELETE', set)],
+          [`${kind} get deleted`, () => call('GET', set)],
+        );
+      }
+      return out;
+    };
+    const lines = await sameAsOrdinary(steps);
+    expect(lines.map(statusOf)).toEqual([...[404, 404, 404, 404, 200, 200, 200, 200, 200, 200, 200, 404, 200, 200, 404], ...[404, 404, 404, 404, 200, 200, 200, 200, 200, 200, 200, 404, 200, 200, 404]]);
+  });
+
+  it('are conversation and natural-language search models like any other', async () => {
+    const lines = await sameAsOrdinary((n) => [
+      ['conversation model absent', () => call('GET', `/conversations/models/${e(n)}`)],
+      ['update absent', () => call('PUT', `/conversations/models/${e(n)}`, { system_prompt: 'x' })],
+      ['delete absent', () => call('DELETE', `/conversations/models/${e(n)}`)],
+      ['create', () => call('POST', '/conversations/models', { id: n, model_name: 'openai/gpt-test', api_key: LLM_KEY, openai_url: llm.url, max_bytes: 16000 })],
+      ['get', () => call('GET', `/conversations/models/${e(n)}`)],
+      ['update', () => call('PUT', `/conversations/models/${e(n)}`, { system_prompt: 'Be brief.' })],
+      ['delete', () => call('DELETE', `/conversations/models/${e(n)}`)],
+      ['get deleted', () => call('GET', `/conversations/models/${e(n)}`)],
+      ['conversation absent', () => call('GET', `/conversations/${e(n)}`)],
+      ['delete conversation absent', () => call('DELETE', `/conversations/${e(n)}`)],
+      ['nl model absent', () => call('GET', `/nl_search_models/${e(n)}`)],
+      ['nl create', () => call('POST', '/nl_search_models', { id: n, model_name: 'openai/gpt-test', api_key: LLM_KEY, api_url: llm.url, max_bytes: 16000 })],
+      ['nl get', () => call('GET', `/nl_search_models/${e(n)}`)],
+      ['nl update', () => call('PUT', `/nl_search_models/${e(n)}`, { model_name: 'openai/gpt-test', temperature: 0.5 })],
+      ['nl delete', () => call('DELETE', `/nl_search_models/${e(n)}`)],
+      ['nl get deleted', () => call('GET', `/nl_search_models/${e(n)}`)],
+    ]);
+    expect(lines.map(statusOf)).toEqual([404, 404, 404, 200, 200, 200, 200, 404, 404, 404, 404, 200, 200, 200, 200, 404]);
+  });
+
+  it('are stemming dictionaries and API key ids like any other', async () => {
+    const lines = await sameAsOrdinary((n) => [
+      ['dictionary absent', () => call('GET', `/stemming/dictionaries/${e(n)}`)],
+      ['delete absent', () => call('DELETE', `/stemming/dictionaries/${e(n)}`)],
+      ['import', () => call('POST', `/stemming/dictionaries/import?id=${e(n)}`, '{"word":"books","root":"book"}')],
+      ['get', () => call('GET', `/stemming/dictionaries/${e(n)}`)],
+      ['delete', () => call('DELETE', `/stemming/dictionaries/${e(n)}`)],
+      ['get deleted', () => call('GET', `/stemming/dictionaries/${e(n)}`)],
+      ['key absent', () => call('GET', `/keys/${e(n)}`)],
+      ['delete key absent', () => call('DELETE', `/keys/${e(n)}`)],
+    ]);
+    expect(lines.map(statusOf)).toEqual([404, 404, 200, 200, 200, 404, 404, 404]);
+  });
+
+  it('are document ids like any other', async () => {
+    const lines = await sameAsOrdinary((n) => [
+      ['get absent', () => call('GET', `/collections/books/documents/${e(n)}`)],
+      ['update absent', () => call('PATCH', `/collections/books/documents/${e(n)}`, { title: 'x' })],
+      ['delete absent', () => call('DELETE', `/collections/books/documents/${e(n)}`)],
+      ['create', () => call('POST', '/collections/books/documents', { id: n, title: 'a green book', year: 2010 })],
+      ['get', () => call('GET', `/collections/books/documents/${e(n)}`)],
+      ['update', () => call('PATCH', `/collections/books/documents/${e(n)}`, { year: 2011 })],
+      ['filter by it', () => call('GET', `/collections/books/documents/search?q=*&filter_by=${e(`id:${n}`)}`)],
+      ['delete', () => call('DELETE', `/collections/books/documents/${e(n)}`)],
+      ['import', () => call('POST', '/collections/books/documents/import?action=upsert', JSON.stringify({ id: n, title: 'a green book', year: 2012 }))],
+      ['export', () => call('GET', `/collections/books/documents/export?filter_by=${e(`id:${n}`)}`)],
+      ['delete by filter', () => call('DELETE', `/collections/books/documents?filter_by=${e(`id:${n}`)}`)],
+      ['get deleted', () => call('GET', `/collections/books/documents/${e(n)}`)],
+    ]);
+    expect(lines.map(statusOf)).toEqual([404, 404, 404, 201, 200, 200, 200, 200, 200, 200, 200, 404]);
+  });
+});
