@@ -55,6 +55,23 @@ async function transcript(steps: Step[]): Promise<string[]> {
   return out;
 }
 
+/** A transcript line with `n` (as given, URL-encoded, or lower-cased as a token) read as the ordinary name. */
+function swap(line: string, n: string): string {
+  for (const form of [n, e(n), n.toLowerCase()]) line = line.split(form).join(ORDINARY);
+  return line;
+}
+
+/** JSON text of an object with these own keys, in order (`{__proto__: v}` in a literal would set the prototype instead). */
+function obj(...entries: Array<[string, unknown]>): string {
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${v instanceof Raw ? v.text : JSON.stringify(v)}`).join(',')}}`;
+}
+
+/** JSON text nested as is by `obj`. */
+class Raw {
+  constructor(readonly text: string) {}
+}
+const raw = (text: string) => new Raw(text);
+
 /**
  * Runs the scenario `steps(name)` with the ordinary name, then with each prototype name, and
  * expects each prototype name's transcript to be the ordinary one with the name swapped.
@@ -64,7 +81,7 @@ async function sameAsOrdinary(steps: (name: string) => Step[]): Promise<string[]
   const reference = await transcript(steps(ORDINARY));
   expect(reference.filter((l) => / -> 5\d\d /.test(l))).toEqual([]);
   for (const n of NAMES) {
-    const got = (await transcript(steps(n))).map((l) => l.split(n).join(ORDINARY).split(e(n)).join(ORDINARY));
+    const got = (await transcript(steps(n))).map((l) => swap(l, n));
     expect({ name: n, transcript: got }).toEqual({ name: n, transcript: reference });
   }
   expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(prototypeBefore);
@@ -271,5 +288,155 @@ describe('resources named like Object.prototype members', () => {
       ['get deleted', () => call('GET', `/collections/books/documents/${e(n)}`)],
     ]);
     expect(lines.map(statusOf)).toEqual([404, 404, 404, 201, 200, 200, 200, 200, 200, 200, 200, 404]);
+  });
+});
+
+describe('fields named like Object.prototype members', () => {
+  it('are schema fields like any other: indexed, searched, sorted, faceted, grouped, projected, highlighted, updated, dropped and added back', async () => {
+    const lines = await sameAsOrdinary((n) => {
+      const c = `f_${n}`;
+      const docs = (c: string) => `/collections/${e(c)}/documents`;
+      const search = (q: string) => call('GET', `${docs(c)}/search?${q}`);
+      return [
+        ['create', () => call('POST', '/collections', { name: c, fields: [{ name: n, type: 'string', facet: true, sort: true, optional: true }, { name: 'title', type: 'string' }] })],
+        ['create with it required', () => call('POST', '/collections', { name: `r_${n}`, fields: [{ name: n, type: 'string' }, { name: 'title', type: 'string', optional: true }] })],
+        ['a document without the required field', () => call('POST', docs(`r_${n}`), { id: 'r1', title: 'one' })],
+        ['a document with a null required field', () => call('POST', docs(`r_${n}`), obj(['id', 'r1'], [n, null]))],
+        ['a document with it', () => call('POST', docs(`r_${n}`), obj(['id', 'r1'], [n, 'alpha']))],
+        ['add', () => call('POST', docs(c), obj(['id', 'd1'], [n, 'alpha beta'], ['title', 'one']))],
+        ['add without it', () => call('POST', docs(c), { id: 'd2', title: 'two' })],
+        ['add with it null', () => call('POST', docs(c), obj(['id', 'd5'], ['title', 'five'], [n, null]))],
+        ['add with a wrong type', () => call('POST', `${docs(c)}?dirty_values=coerce_or_drop`, obj(['id', 'd6'], ['title', 'six'], [n, { a: 1 }]))],
+        ['import', () => call('POST', `${docs(c)}/import`, [obj(['id', 'd3'], [n, 'gamma'], ['title', 'three']), obj(['id', 'd4'], ['title', 'four'], [n, 'alpha'])].join('\n'))],
+        ['query_by', () => search(`q=alpha&query_by=${e(n)}`)],
+        ['query_by with weights and full highlights', () => search(`q=alpha&query_by=${e(n)},title&query_by_weights=2,1&highlight_full_fields=${e(n)}`)],
+        ['sort_by', () => search(`q=*&sort_by=${e(n)}:desc`)],
+        ['facet_by', () => search(`q=*&facet_by=${e(n)}`)],
+        ['facet_query', () => search(`q=*&facet_by=${e(n)}&facet_query=${e(`${n}:gam`)}`)],
+        ['group_by', () => search(`q=*&group_by=${e(n)}`)],
+        ['include_fields', () => search(`q=*&include_fields=${e(n)}`)],
+        ['exclude_fields', () => search(`q=*&exclude_fields=${e(n)}`)],
+        ['filter_by', () => search(`q=*&filter_by=${e(`${n}:alpha`)}`)],
+        ['highlight_fields', () => search(`q=one&query_by=title&highlight_fields=${e(n)},title`)],
+        ['get', () => call('GET', `${docs(c)}/d1`)],
+        ['update', () => call('PATCH', `${docs(c)}/d2`, obj([n, 'delta']))],
+        ['get updated', () => call('GET', `${docs(c)}/d2`)],
+        ['update by filter', () => call('PATCH', `${docs(c)}?filter_by=${e(`${n}:delta`)}`, obj([n, 'epsilon']))],
+        ['export', () => call('GET', `${docs(c)}/export`)],
+        ['export include_fields', () => call('GET', `${docs(c)}/export?include_fields=${e(n)}`)],
+        ['export exclude_fields', () => call('GET', `${docs(c)}/export?exclude_fields=${e(n)}`)],
+        ['drop it', () => call('PATCH', `/collections/${e(c)}`, { fields: [{ name: n, drop: true }] })],
+        ['query_by the dropped field', () => search(`q=alpha&query_by=${e(n)}`)],
+        ['add it back', () => call('PATCH', `/collections/${e(c)}`, { fields: [{ name: n, type: 'string', facet: true, optional: true }] })],
+        ['facet_by it again', () => search(`q=*&facet_by=${e(n)}`)],
+        ['schema', () => call('GET', `/collections/${e(c)}`)],
+        ['delete', () => call('DELETE', `/collections/${e(c)}`)],
+        ['delete the other', () => call('DELETE', `/collections/r_${e(n)}`)],
+      ];
+    });
+    expect(lines.filter((l) => / -> [45]\d\d /.test(l)).map((l) => l.split(' -> ')[0])).toEqual([
+      'a document without the required field',
+      'a document with a null required field',
+      'query_by the dropped field',
+    ]);
+  });
+
+  it('are keys of nested objects like any other, and never reach Object.prototype', async () => {
+    const lines = await sameAsOrdinary((n) => {
+      const c = `n_${n}`;
+      const docs = `/collections/${e(c)}/documents`;
+      const search = (q: string) => call('GET', `${docs}/search?${q}`);
+      const lines = [
+        obj(['id', 'd1'], [n, raw(obj([n, 'x ray'], ['y', 1], ['polluted', 'yes']))], ['t', 'one']),
+        obj(['id', 'd2'], ['o', raw(obj([n, raw(obj([n, 2]))]))], ['t', 'two']),
+        obj(['id', 'd3'], ['arr', [JSON.parse(obj([n, 'zed']))]], ['t', 'three']),
+        obj(['id', 'd4'], [n, 'not an object'], ['t', 'four']),
+      ];
+      return [
+        ['create', () => call('POST', '/collections', { name: c, fields: [{ name: '.*', type: 'auto' }], enable_nested_fields: true })],
+        ['import', () => call('POST', `${docs}/import`, lines.join('\n'))],
+        ['schema', () => call('GET', `/collections/${e(c)}`)],
+        ['filter on a child', () => search(`q=*&filter_by=${e(`${n}.y:1`)}`)],
+        ['filter on a grandchild', () => search(`q=*&filter_by=${e(`o.${n}.${n}:2`)}`)],
+        ['query_by a child', () => search(`q=ray&query_by=${e(`${n}.${n}`)}`)],
+        ['query_by two children', () => search(`q=yes&query_by=${e(`${n}.polluted,${n}.${n}`)}`)],
+        ['query_by a child of an array', () => search(`q=zed&query_by=${e(`arr.${n}`)}`)],
+        ['include a child', () => search(`q=*&include_fields=${e(`${n}.${n}`)}`)],
+        ['include the parent', () => search(`q=*&include_fields=${e(n)}`)],
+        ['exclude a child', () => search(`q=*&exclude_fields=${e(`${n}.y`)}`)],
+        ['exclude a grandchild', () => search(`q=*&exclude_fields=${e(`o.${n}.${n}`)}`)],
+        ['sort by a child', () => search(`q=*&sort_by=${e(`${n}.y:desc`)}`)],
+        ['update a child', () => call('PATCH', `${docs}/d1`, obj([n, raw(obj([n, 'gamma ray']))]))],
+        ['get', () => call('GET', `${docs}/d1`)],
+        ['export', () => call('GET', `${docs}/export`)],
+        ['export a child', () => call('GET', `${docs}/export?include_fields=${e(`${n}.${n}`)}`)],
+        ['delete', () => call('DELETE', `/collections/${e(c)}`)],
+      ];
+    });
+    expect(lines.filter((l) => / -> 5\d\d /.test(l))).toEqual([]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('are geopoint, vector, embedding and reference fields like any other', async () => {
+    await sameAsOrdinary((n) => {
+      const search = (c: string, q: string) => call('GET', `/collections/${e(c)}/documents/search?${q}`);
+      const add = (c: string, ...docs: string[]) => call('POST', `/collections/${e(c)}/documents/import`, docs.join('\n'));
+      const create = (c: string, fields: unknown[]) => call('POST', '/collections', { name: c, fields: [{ name: 'title', type: 'string' }, ...fields] });
+      const [g, v, m, a, j] = ['g', 'v', 'm', 'a', 'j'].map((p) => `${p}_${n}`) as [string, string, string, string, string];
+      return [
+        ['geopoint', () => create(g, [{ name: n, type: 'geopoint' }])],
+        ['add', () => add(g, obj(['id', 'd1'], ['title', 'a red door'], [n, [48.85, 2.35]]), obj(['id', 'd2'], ['title', 'a blue door'], [n, [51.5, -0.12]]))],
+        ['sort by distance', () => search(g, `q=*&sort_by=${e(`${n}(48.85,2.35):asc`)}`)],
+        ['filter by distance', () => search(g, `q=*&filter_by=${e(`${n}:(48.85,2.35,10 km)`)}`)],
+        ['vector', () => create(v, [{ name: n, type: 'float[]', num_dim: 2 }])],
+        ['add', () => add(v, obj(['id', 'd1'], ['title', 'a red door'], [n, [1, 0]]), obj(['id', 'd2'], ['title', 'a blue door'], [n, [0, 1]]))],
+        ['vector query', () => search(v, `q=*&vector_query=${e(`${n}:([1,0.1], k:2)`)}`)],
+        ['get', () => call('GET', `/collections/${e(v)}/documents/d1`)],
+        ['export', () => call('GET', `/collections/${e(v)}/documents/export`)],
+        ['embedding', () => create(m, [{ name: n, type: 'float[]', embed: { from: ['title'], model_config: { model_name: 'tiny' } } }])],
+        ['add', () => add(m, obj(['id', 'd1'], ['title', 'a red door']), obj(['id', 'd2'], ['title', 'a blue door']))],
+        ['semantic query', () => search(m, `q=red&query_by=${e(n)}&exclude_fields=${e(n)}`)],
+        ['embedding dimensions', () => call('GET', `/collections/${e(m)}/documents/d1`).then((r) => ({ status: r.status, text: String((JSON.parse(r.text) as Record<string, unknown[]>)[n]?.length) }))],
+        ['authors', () => create(a, [])],
+        ['an author', () => add(a, obj(['id', 'a1'], ['title', 'Ann']))],
+        ['reference', () => create(j, [{ name: n, type: 'string', reference: `${a}.id` }])],
+        ['add', () => add(j, obj(['id', 'd1'], ['title', 'a red door'], [n, 'a1']))],
+        ['join', () => search(j, `q=*&filter_by=${e(`$${a}(id:a1)`)}&include_fields=${e(`title,${n},$${a}(title)`)}`)],
+        ...[g, v, m, a, j].map((c): Step => [`delete ${c}`, () => call('DELETE', `/collections/${e(c)}`)]),
+      ];
+    });
+  });
+
+  it('are document keys that conversational search shows the model like any other', async () => {
+    await sameAsOrdinary((n) => {
+      const c = `rag_${n}`;
+      const model = `model_${n}`;
+      return [
+        ['create', () => call('POST', '/collections', { name: c, fields: [{ name: 'title', type: 'string' }, { name: n, type: 'string' }, { name: 'emb', type: 'float[]', embed: { from: ['title', n], model_config: { model_name: 'tiny' } } }] })],
+        ['add', () => call('POST', `/collections/${e(c)}/documents`, obj(['id', 'd1'], ['title', 'a red door'], [n, 'opens inwards']))],
+        ['model', () => call('POST', '/conversations/models', { id: model, model_name: 'openai/gpt-test', api_key: LLM_KEY, openai_url: llm.url, max_bytes: 16000 })],
+        ['ask', () => call('POST', `/multi_search?q=door&conversation=true&conversation_model_id=${e(model)}`, { searches: [{ collection: c, query_by: 'emb', exclude_fields: 'emb' }] }).then((r) => ({ status: r.status, text: '' }))],
+        ['context shown', async () => ({ status: 200, text: llm.calls[llm.calls.length - 1]!.prompt.split('\n').filter((l) => l.startsWith('{')).join('\n') })],
+        ['delete model', () => call('DELETE', `/conversations/models/${e(model)}`)],
+        ['delete', () => call('DELETE', `/collections/${e(c)}`)],
+      ];
+    });
+  });
+
+  it('are counter fields and event names of analytics rules like any other', async () => {
+    await sameAsOrdinary((n) => {
+      const c = `p_${n}`;
+      const rule = { type: 'counter', params: { source: { collections: [c], events: [{ type: 'click', weight: 3, name: n }] }, destination: { collection: c, counter_field: n } } };
+      return [
+        ['create', () => call('POST', '/collections', { name: c, fields: [{ name: 'title', type: 'string' }, { name: n, type: 'int32', optional: true }] })],
+        ['add', () => call('POST', `/collections/${e(c)}/documents`, { id: 'd1', title: 'one' })],
+        ['rule', () => call('PUT', `/analytics/rules/${e(`r_${n}`)}`, rule)],
+        ['event', () => call('POST', '/analytics/events', { type: 'click', name: n, data: { doc_id: 'd1', user_id: 'u1' } })],
+        ['flush', () => call('POST', '/analytics/flush')],
+        ['counted', () => call('GET', `/collections/${e(c)}/documents/d1`)],
+        ['delete rule', () => call('DELETE', `/analytics/rules/${e(`r_${n}`)}`)],
+        ['delete', () => call('DELETE', `/collections/${e(c)}`)],
+      ];
+    });
   });
 });

@@ -5,7 +5,7 @@
  * every document or to none.
  */
 import { FathomError } from '../errors.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject, ownValue } from '../json.js';
 import { Schema, copyRecord, setNames, validateField, type CollectionRecord, type FieldDef } from '../schema/schema.js';
 import type { Store } from '../storage/store.js';
 import { prepareDocument, type IndexValue } from '../document/document.js';
@@ -107,7 +107,7 @@ export function rebuildIndex(store: Store, record: CollectionRecord, hooks: Writ
     const doc = withVectors(store, oldSchema, seq, value as Record<string, unknown>);
     let prepared;
     try {
-      const missing = newlyUnstored.find((f) => doc[f.name] === undefined || doc[f.name] === null);
+      const missing = newlyUnstored.find((f) => ownValue(doc, f.name) === undefined || ownValue(doc, f.name) === null);
       if (missing) throw new Error(`field \`${missing.name}\` is required by the schema but missing from the document`);
       prepared = prepareDocument(schema, doc, { mode: 'coerce_or_reject', generateId: () => String(doc.id), updatesStored: true });
     } catch (e) {
