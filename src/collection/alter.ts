@@ -5,7 +5,7 @@
  * every document or to none.
  */
 import { FathomError } from '../errors.js';
-import { isPlainObject, ownValue } from '../json.js';
+import { isPlainObject, ownValue, protoKeyMessage, protoKeyPath } from '../json.js';
 import { Schema, copyRecord, setNames, validateField, type CollectionRecord, type FieldDef } from '../schema/schema.js';
 import type { Store } from '../storage/store.js';
 import { prepareDocument, type IndexValue } from '../document/document.js';
@@ -40,6 +40,8 @@ export function planAlter(current: CollectionRecord, body: unknown): { record: C
   const changes: Record<string, unknown>[] = [];
   if (body.metadata !== undefined) {
     if (!isPlainObject(body.metadata)) throw new FathomError('BAD_SCHEMA', '`metadata` must be an object');
+    const proto = protoKeyPath(body.metadata, 'metadata');
+    if (proto) throw new FathomError('BAD_SCHEMA', protoKeyMessage(proto));
     record.metadata = body.metadata;
   }
   // linked synonym and curation sets (that they exist is checked by the engine); [] unlinks all
