@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../src/server/serve.js';
 import { FakeLlm } from './llm-fake.js';
 import { dirWithTinyModel } from './conversation-fixtures.js';
+import { cli, tmpDir } from './helpers.js';
 
 const ADMIN = 'proto-admin-key';
 const LLM_KEY = 'sk-test-key-0123456789abcdef';
@@ -41,7 +42,10 @@ const e = encodeURIComponent;
 function stable(text: string): string {
   return text
     .replace(/"(created_at|updated_at|search_time_ms|processing_time_ms)":\d+/g, '"$1":0')
-    .replace(/"(text_match|best_field_score|score)":"?\d+"?/g, '"$1":0');
+    .replace(/"(text_match|best_field_score|score)":"?\d+"?/g, '"$1":0')
+    .replace(/"value":"[A-Za-z0-9]{32}"/g, '"value":""')
+    .replace(/"value_prefix":"[A-Za-z0-9]{4}"/g, '"value_prefix":""')
+    .replace(/"id":\d+/g, '"id":0');
 }
 
 type Step = [label: string, run: () => Promise<Answer>];
@@ -55,9 +59,13 @@ async function transcript(steps: Step[]): Promise<string[]> {
   return out;
 }
 
-/** A transcript line with `n` (as given, URL-encoded, or lower-cased as a token) read as the ordinary name. */
+/** A transcript line with `n` (as given, URL-encoded, or as a token) read as the ordinary name. */
 function swap(line: string, n: string): string {
-  for (const form of [n, e(n), n.toLowerCase()]) line = line.split(form).join(ORDINARY);
+  // (a word's token: `__proto__` is `proto` unless `_` is one of the collection's symbols,
+  // and a facet_query marks that token inside the value)
+  const token = n.toLowerCase().replace(/_/g, '');
+  if (token !== n && n.includes(token)) line = line.split(n.replace(token, `<mark>${token}</mark>`)).join(`<mark>${ORDINARY}</mark>`);
+  for (const form of [n, e(n), n.toLowerCase(), token]) line = line.split(form).join(ORDINARY);
   return line;
 }
 
@@ -77,13 +85,12 @@ const raw = (text: string) => new Raw(text);
  * expects each prototype name's transcript to be the ordinary one with the name swapped.
  * Returns the ordinary transcript (for checks of its own).
  */
-async function sameAsOrdinary(steps: (name: string) => Step[]): Promise<string[]> {
+async function sameAsOrdinary(steps: (name: string) => Step[], names = NAMES): Promise<string[]> {
   const reference = await transcript(steps(ORDINARY));
   expect(reference.filter((l) => / -> 5\d\d /.test(l))).toEqual([]);
-  for (const n of NAMES) {
-    const got = (await transcript(steps(n))).map((l) => swap(l, n));
-    expect({ name: n, transcript: got }).toEqual({ name: n, transcript: reference });
-  }
+  const got: Array<{ name: string; transcript: string[] }> = [];
+  for (const n of names) got.push({ name: n, transcript: (await transcript(steps(n))).map((l) => swap(l, n)) });
+  expect(got).toEqual(names.map((n) => ({ name: n, transcript: reference })));
   expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(prototypeBefore);
   return reference;
 }
@@ -439,4 +446,170 @@ describe('fields named like Object.prototype members', () => {
       ];
     });
   });
+});
+
+describe('words that are Object.prototype member names', () => {
+  it('are query words, facet values, filter values, group keys, synonyms, stopwords, curation queries and stemming entries like any other', async () => {
+    await sameAsOrdinary((n) => {
+      const steps: Step[] = [];
+      // `symbols`: `_` is a symbol of the collection, so `__proto__` stays one token (stopwords,
+      // stemming dictionaries and facet_query read words without the collection's symbols)
+      for (const symbols of [false, true]) {
+        const c = `${symbols ? 'ws' : 'w'}_${n}`;
+        const docs = `/collections/${e(c)}/documents`;
+        const search = (q: string) => call('GET', `${docs}/search?${q}`);
+        const fields = [{ name: 'title', type: 'string' }, { name: 'tag', type: 'string', facet: true }, { name: 'tags', type: 'string[]', facet: true }];
+        const lines = [
+          { id: 'd1', title: `the ${n} volume`, tag: n, tags: [n], stemmed: n },
+          { id: 'd2', title: 'zzword volume', tag: 'zzplain', tags: ['zzother'] },
+          { id: 'd3', title: n, tag: n, tags: [n, 'zzother', n] },
+        ].map((d) => JSON.stringify(d));
+        steps.push(
+          [`${c} create`, () => call('POST', '/collections', { name: c, fields: [...fields, { name: 'stemmed', type: 'string', optional: true, ...(symbols ? {} : { stem_dictionary: `st_${n}` }) }], ...(symbols ? { symbols_to_index: ['_'] } : {}) })],
+          [`${c} import`, () => call('POST', `${docs}/import`, lines.join('\n'))],
+          [`${c} query word`, () => search(`q=${e(n)}&query_by=title`)],
+          [`${c} query word with a typo`, () => search(`q=${e(n)}x&query_by=title&num_typos=1`)],
+          [`${c} facets`, () => search('q=*&facet_by=tag,tags')],
+          [`${c} exact filter`, () => search(`q=*&filter_by=${e(`tag:=${n}`)}`)],
+          [`${c} array filter`, () => search(`q=*&filter_by=${e(`tags:=[${n},zzother]`)}`)],
+          [`${c} group`, () => search('q=*&group_by=tag')],
+          [`${c} synonym`, () => call('PUT', `/collections/${e(c)}/synonyms/s1`, { synonyms: [n, 'zzbook'] })],
+          [`${c} search a synonym`, () => search('q=zzbook&query_by=title')],
+          [`${c} one-way synonym`, () => call('PUT', `/collections/${e(c)}/synonyms/s2`, { root: 'zzalias', synonyms: [n] })],
+          [`${c} search a one-way synonym`, () => search('q=zzalias&query_by=title')],
+          [`${c} override`, () => call('PUT', `/collections/${e(c)}/overrides/o1`, { rule: { query: n, match: 'exact' }, includes: [{ id: 'd2', position: 1 }] })],
+          [`${c} search the override`, () => search(`q=${e(n)}&query_by=title`)],
+        );
+        if (!symbols) {
+          steps.unshift(['dictionary', () => call('POST', `/stemming/dictionaries/import?id=${e(`st_${n}`)}`, [{ word: n, root: 'zzroot' }, { word: 'zzroot', root: 'zzroot' }].map((x) => JSON.stringify(x)).join('\n'))]);
+          steps.push(
+            [`${c} facet query`, () => search(`q=*&facet_by=tag&facet_query=${e(`tag:${n}`)}`)],
+            [`${c} stemming dictionary`, () => search('q=zzroot&query_by=stemmed')],
+            [`${c} stopwords`, () => call('PUT', `/stopwords/${e(`sw_${n}`)}`, { stopwords: [n] })],
+            [`${c} search with stopwords`, () => search(`q=${e(`${n} volume`)}&query_by=title&stopwords=${e(`sw_${n}`)}`)],
+            ['delete stopwords', () => call('DELETE', `/stopwords/${e(`sw_${n}`)}`)],
+          );
+        }
+        steps.push([`${c} delete`, () => call('DELETE', `/collections/${e(c)}`)]);
+      }
+      steps.push(['delete dictionary', () => call('DELETE', `/stemming/dictionaries/${e(`st_${n}`)}`)]);
+      return steps;
+    });
+  });
+});
+
+describe('attribute and parameter names that are Object.prototype member names', () => {
+  it('are unknown attributes of request bodies like any other name, or kept as given where a body holds free keys', async () => {
+    await sameAsOrdinary((n) => {
+      const c = `k_${n}`;
+      const rule = { type: 'popular_queries', params: { source: { collections: ['books'] }, destination: { collection: 'queries' } } };
+      const override = { rule: { query: 'book', match: 'exact' }, includes: [{ id: 'b2', position: 1 }] };
+      return [
+        ['collection attribute', () => call('POST', '/collections', obj(['name', c], ['fields', [{ name: 'title', type: 'string' }]], [n, true]))],
+        ['field attribute', () => call('POST', '/collections', { name: c, fields: [JSON.parse(obj(['name', 'title'], ['type', 'string'], [n, true]))] })],
+        ['model_config attribute', () => call('POST', '/collections', { name: c, fields: [{ name: 'title', type: 'string' }, { name: 'emb', type: 'float[]', embed: { from: ['title'], model_config: JSON.parse(obj(['model_name', 'tiny'], [n, 'x'])) } }] })],
+        ['create', () => call('POST', '/collections', { name: c, fields: [{ name: 'title', type: 'string' }] })],
+        ['schema change attribute', () => call('PATCH', `/collections/${e(c)}`, obj([n, 1]))],
+        ['changed field attribute', () => call('PATCH', `/collections/${e(c)}`, { fields: [JSON.parse(obj(['name', 'zz'], ['type', 'string'], ['optional', true], [n, true]))] })],
+        ['document write parameter', () => call('POST', `/collections/${e(c)}/documents?${e(n)}=1`, { id: 'd1', title: 'one' })],
+        ['search parameter', () => call('GET', `/collections/${e(c)}/documents/search?q=*&${e(n)}=1`)],
+        ['multi_search parameter', () => call('POST', '/multi_search', { searches: [JSON.parse(obj(['collection', c], ['q', '*'], [n, 1]))] })],
+        ['multi_search attribute', () => call('POST', '/multi_search', obj(['searches', [{ collection: c, q: '*' }]], [n, 1]))],
+        ['preset attribute', () => call('PUT', `/presets/${e(`p_${n}`)}`, obj(['value', { q: '*' }], [n, 1]))],
+        ['stopwords attribute', () => call('PUT', `/stopwords/${e(`s_${n}`)}`, obj(['stopwords', ['a']], [n, 1]))],
+        ['synonym attribute', () => call('PUT', `/collections/${e(c)}/synonyms/s1`, obj(['synonyms', ['a', 'b']], [n, 1]))],
+        ['override attribute', () => call('PUT', `/collections/${e(c)}/overrides/o1`, obj(['rule', override.rule], ['includes', override.includes], [n, 1]))],
+        ['override rule attribute', () => call('PUT', `/collections/${e(c)}/overrides/o1`, obj(['rule', raw(obj(['query', 'book'], ['match', 'exact'], [n, 1]))], ['includes', override.includes]))],
+        ['analytics rule attribute', () => call('PUT', `/analytics/rules/${e(`r_${n}`)}`, obj(['type', rule.type], ['params', rule.params], [n, 1]))],
+        ['analytics params attribute', () => call('PUT', `/analytics/rules/${e(`r_${n}`)}`, obj(['type', rule.type], ['params', raw(obj(['source', rule.params.source], ['destination', rule.params.destination], [n, 1]))]))],
+        ['key attribute', () => call('POST', '/keys', obj(['description', 'd'], ['actions', ['documents:search']], ['collections', ['*']], [n, 1]))],
+        ['conversation model attribute', () => call('POST', '/conversations/models', obj(['id', `m_${n}`], ['model_name', 'openai/gpt-test'], ['api_key', LLM_KEY], ['openai_url', llm.url], ['max_bytes', 1000], [n, 1]))],
+        ['nl model attribute', () => call('POST', '/nl_search_models', obj(['id', `m_${n}`], ['model_name', 'openai/gpt-test'], ['api_key', LLM_KEY], ['api_url', llm.url], [n, 1]))],
+        ['event attribute', () => call('POST', '/analytics/events', obj(['type', 'click'], ['name', 'nope'], ['data', { doc_id: 'd1', user_id: 'u' }], [n, 1]))],
+        ['delete', () => call('DELETE', `/collections/${e(c)}`)],
+      ];
+    });
+  });
+
+  it('are keys of metadata and preset parameters like any other, except `__proto__`, which the data directory cannot hold: refused with a 400 naming it', async () => {
+    const c = 'free_keys';
+    expect((await call('POST', '/collections', { name: c, fields: [{ name: 'title', type: 'string' }] })).status).toBe(201);
+    expect((await call('POST', `/collections/${c}/documents`, { id: 'd1', title: 'one' })).status).toBe(201);
+    const steps = (n: string): Step[] => [
+      ['collection metadata', () => call('POST', '/collections', obj(['name', `m_${n}`], ['fields', [{ name: 'title', type: 'string' }]], ['metadata', raw(obj(['a', raw(obj([n, 1]))], ['y', 2]))]))],
+      ['read the metadata', () => call('GET', `/collections/${e(`m_${n}`)}`)],
+      ['change the metadata', () => call('PATCH', `/collections/${c}`, { metadata: JSON.parse(obj([n, 3])) })],
+      ['read the changed metadata', () => call('GET', `/collections/${c}`)],
+      ['preset parameter', () => call('PUT', `/presets/${e(`p_${n}`)}`, { value: JSON.parse(obj(['q', '*'], [n, 'x'])) })],
+      ['read the preset', () => call('GET', `/presets/${e(`p_${n}`)}`)],
+      ['search with the preset', () => call('GET', `/collections/${c}/documents/search?preset=${e(`p_${n}`)}`)],
+      ['multi_search preset', () => call('PUT', `/presets/${e(`ms_${n}`)}`, { value: { searches: [JSON.parse(obj(['collection', c], ['q', '*'], [n, 'x']))] } })],
+      ['override metadata', () => call('PUT', `/collections/${c}/overrides/${e(`o_${n}`)}`, { rule: { query: 'one', match: 'exact' }, includes: [{ id: 'd1', position: 1 }], metadata: JSON.parse(obj([n, 1])) })],
+      ['read the override', () => call('GET', `/collections/${c}/overrides/${e(`o_${n}`)}`)],
+      ['curation set metadata', () => call('PUT', `/curation_sets/${e(`cs_${n}`)}`, { items: [{ id: 'i1', rule: { query: 'one', match: 'exact' }, metadata: JSON.parse(obj([n, 1])) }] })],
+      ['read the curation set', () => call('GET', `/curation_sets/${e(`cs_${n}`)}`)],
+      ['delete', () => call('DELETE', `/collections/${e(`m_${n}`)}`)],
+    ];
+    await sameAsOrdinary(steps, NAMES.filter((n) => n !== '__proto__'));
+    const refused = (await transcript(steps('__proto__'))).filter((l) => / -> 400 /.test(l));
+    expect(refused).toEqual([
+      'collection metadata -> 400 {"message":"`metadata.a.__proto__`: an object key named `__proto__` cannot be stored; use another name"}',
+      'change the metadata -> 400 {"message":"`metadata.__proto__`: an object key named `__proto__` cannot be stored; use another name"}',
+      'preset parameter -> 400 {"message":"`value.__proto__`: an object key named `__proto__` cannot be stored; use another name"}',
+      'search with the preset -> 400 {"message":"preset `p___proto__` not found"}',
+      'multi_search preset -> 400 {"message":"`value.searches[0].__proto__`: an object key named `__proto__` cannot be stored; use another name"}',
+      'override metadata -> 400 {"message":"`metadata.__proto__`: an object key named `__proto__` cannot be stored; use another name"}',
+      'curation set metadata -> 400 {"message":"items[0] (`i1`): `metadata.__proto__`: an object key named `__proto__` cannot be stored; use another name"}',
+    ]);
+  });
+
+  it('are parameters a scoped key embeds like any other name', async () => {
+    const { generateScopedSearchKey } = await import('../src/keys/scoped.js');
+    const parent = JSON.parse((await call('POST', '/keys', { description: 'search', actions: ['documents:search'], collections: ['*'] })).text).value as string;
+    await sameAsOrdinary((n) => [
+      ['embedded parameter', () => fetch(`${server.url}/collections/books/documents/search?q=*`, { headers: { 'x-typesense-api-key': generateScopedSearchKey(parent, JSON.parse(obj([n, 'x'], ['filter_by', 'year:>1995']))) } }).then(async (r) => ({ status: r.status, text: await r.text() }))],
+    ]);
+  });
+});
+
+describe('the command line with names like Object.prototype members', () => {
+  it('answers a missing resource with the one-line not-found error, and keeps a rule of that name like any other', async () => {
+    const dir = `${tmpDir('proto-cli-')}/data`;
+    const created = await cli(['collections', 'create', '-d', dir], { input: JSON.stringify({ name: 'books', fields: [{ name: 'title', type: 'string' }] }) });
+    expect(created.code).toBe(0);
+    await cli(['collections', 'create', '-d', dir], { input: JSON.stringify({ name: 'queries', fields: [{ name: 'q', type: 'string' }, { name: 'count', type: 'int32' }] }) });
+    const absent = (n: string): string[][] => [
+      ['collections', 'get', n],
+      ['documents', 'get', 'books', n],
+      ['stopwords', 'get', n],
+      ['presets', 'get', n],
+      ['keys', 'get', n],
+      ['analytics', 'rules', 'get', n],
+      ['synonyms', 'get', '--set', n],
+      ['conversations', 'models', 'get', n],
+    ];
+    const rule = JSON.stringify({ type: 'popular_queries', params: { source: { collections: ['books'] }, destination: { collection: 'queries' } } });
+    const cycle = (n: string): string[][] => [['analytics', 'rules', 'put', n], ['analytics', 'rules', 'get', n], ['analytics', 'rules', 'delete', n], ['analytics', 'rules', 'get', n]];
+    const line = (args: string[], r: { code: number; stdout: string; stderr: string }) => `${args.join(' ')} -> ${r.code} ${r.stderr}${r.stdout}`;
+    // (each spawn is a cold start: the reads of every name go four at a time, and each name's
+    // rule is created, read and deleted beside the others')
+    const names = [ORDINARY, ...NAMES];
+    const reads = names.flatMap((n) => absent(n).map((args) => ({ n, args })));
+    const got = new Map<string, string[]>(names.map((n) => [n, []]));
+    for (let i = 0; i < reads.length; i += 4) {
+      const batch = reads.slice(i, i + 4);
+      const rs = await Promise.all(batch.map(({ args }) => cli([...args, '-d', dir])));
+      rs.forEach((r, k) => got.get(batch[k]!.n)!.push(swap(line(batch[k]!.args, r), batch[k]!.n)));
+    }
+    await Promise.all(
+      names.map(async (n) => {
+        for (const args of cycle(n)) got.get(n)!.push(swap(line(args, await cli([...args, '-d', dir], { input: rule })), n));
+      }),
+    );
+    const reference = got.get(ORDINARY)!;
+    // every absent name: exit 1 and one line on stderr, naming what was not found
+    for (const l of reference.slice(0, absent(ORDINARY).length)) expect(l).toMatch(/ -> 1 error: [^\n]*\bnot found\b[^\n]*\n$/);
+    expect(reference.slice(absent(ORDINARY).length).map((l) => l.split(' -> ')[1]!.slice(0, 1))).toEqual(['0', '0', '0', '1']);
+    expect(NAMES.map((n) => ({ name: n, transcript: got.get(n) }))).toEqual(NAMES.map((n) => ({ name: n, transcript: reference })));
+  }, 120_000);
 });
