@@ -1,9 +1,9 @@
 /**
  * Hostile requests against a real `fathom serve` on loopback: at least 2,000 generated
  * requests (bad JSON, deep nesting, long tokens, bad filters, sorts, vector queries and
- * facets, odd paths and headers) must never get a 5xx, never take the server down, and
- * never change the data they have no right to change (the `books` export hashes the same
- * before and after; requests that may write go to a scratch collection).
+ * facets, odd paths and headers, prototype names) must never get a 5xx, never take the
+ * server down, and never change the data they have no right to change (the `books` export
+ * hashes the same before and after; requests that may write go to a scratch collection).
  */
 import http from 'node:http';
 import { createHash } from 'node:crypto';
@@ -236,6 +236,46 @@ const idPath = fc.oneof(fc.constantFrom('b1', 'nope', '..', '.', '%2e%2e', 'sear
 const collectionPath = fc.constantFrom('books', 'scratch', 'nope', '..', '%zz', 'books%2F..', '😀', 'x'.repeat(3000));
 const contentType = fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/xml', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', '', ';;;', 'application/vnd.api+json');
 
+// Names that are Object.prototype's own, in every place a name goes: path segments of named
+// routes, field names in search parameters, and keys of request bodies (written as JSON text:
+// an object literal would take `__proto__` for the prototype).
+const PROTO_NAMES = ['__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'toString', 'valueOf', '__defineGetter__'];
+const protoName = fc.constantFrom(...PROTO_NAMES);
+const bodyKey = fc.oneof(protoName, fc.constantFrom('name', 'fields', 'type', 'value', 'stopwords', 'synonyms', 'items', 'rule', 'params', 'collection_name', 'metadata'));
+/** A JSON object keyed by prototype names and real attributes; `metadata` and `params` hold one more prototype-named key. */
+const protoBody = fc
+  .tuple(fc.array(fc.tuple(bodyKey, fc.jsonValue({ maxDepth: 2 })), { maxLength: 4 }), protoName)
+  .map(([entries, inner]) => `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${k === 'metadata' || k === 'params' ? `{${JSON.stringify(inner)}:${JSON.stringify(v)}}` : JSON.stringify(v)}`).join(',')}}`);
+const PROTO_ROUTES = [
+  '/collections/N',
+  '/collections/N/documents/search?q=*',
+  '/aliases/N',
+  '/keys/N',
+  '/presets/N',
+  '/stopwords/N',
+  '/synonym_sets/N',
+  '/synonym_sets/N/items/N',
+  '/curation_sets/N',
+  '/curation_sets/N/items/N',
+  '/analytics/rules/N',
+  '/conversations/models/N',
+  '/conversations/N',
+  '/nl_search_models/N',
+  '/stemming/dictionaries/N',
+  '/stemming/dictionaries/import?id=N',
+  '/collections/scratch/documents/N',
+  '/collections/scratch/synonyms/N',
+  '/collections/scratch/overrides/N',
+];
+const protoPath = fc.tuple(fc.constantFrom(...PROTO_ROUTES), protoName);
+/** Every named route read and deleted under every prototype name (too few to leave to chance). */
+const protoReads: Req[] = PROTO_ROUTES.flatMap((route) =>
+  PROTO_NAMES.flatMap((n) => ['GET', 'DELETE'].map((method) => ({ method, path: route.replace(/N/g, enc(n)), headers: { 'x-typesense-api-key': KEY } }))),
+);
+const protoSearch = fc
+  .tuple(fc.constantFrom('query_by', 'sort_by', 'facet_by', 'group_by', 'include_fields', 'exclude_fields', 'highlight_fields', 'filter_by', 'preset', 'stopwords', 'N'), protoName, fc.constantFrom('', '.x', '.N', ':asc', ':=x'))
+  .map(([param, n, suffix]) => `${param === 'N' ? enc(n) : param}=${enc(n + suffix.replace('N', n))}`);
+
 /** One hostile request; `mayWrite` says whether it could change `books` if it succeeded. */
 const request: fc.Arbitrary<Req> = fc.oneof(
   // searches, GET and multi_search, with every key kind
@@ -295,6 +335,24 @@ const request: fc.Arbitrary<Req> = fc.oneof(
     headers: { 'x-typesense-api-key': path === '/collections/books' ? searchKey : KEY, 'content-type': 'application/json' },
     body: JSON.stringify(v),
   })),
+  // prototype names: every named route with each method, searches naming such fields, bodies keyed by them
+  fc.tuple(protoPath, fc.constantFrom('GET', 'DELETE', 'PUT', 'POST', 'PATCH'), fc.option(protoBody, { nil: undefined })).map(([[path, n], method, body]) => ({
+    method,
+    path: path.replace(/N/g, enc(n)),
+    headers: { 'x-typesense-api-key': KEY, 'content-type': 'application/json' },
+    body: method === 'GET' || method === 'DELETE' ? undefined : body,
+  })),
+  fc.tuple(fc.array(protoSearch, { minLength: 1, maxLength: 4 }), fc.constantFrom('books', 'scratch'), anyKey).map(([params, c, key]) => ({
+    method: 'GET',
+    path: `/collections/${c}/documents/search?q=book&query_by=title&${params.join('&')}`,
+    headers: { 'x-typesense-api-key': key },
+  })),
+  fc.tuple(protoBody, fc.constantFrom('/collections', '/keys', '/analytics/rules', '/conversations/models', '/nl_search_models', '/multi_search', '/collections/scratch/documents', '/collections/scratch/documents/import')).map(([body, path]) => ({
+    method: 'POST',
+    path,
+    headers: { 'x-typesense-api-key': KEY, 'content-type': 'application/json' },
+    body,
+  })),
   // odd headers
   fc.tuple(fc.constantFrom('x-typesense-api-key', 'x-service-api-key', 'content-length', 'transfer-encoding', 'accept', 'origin'), fc.oneof(weird, fc.string({ maxLength: 30 }))).map(([h, v]) => {
     const safe = v.replace(/[^\x20-\x7e]/g, '');
@@ -310,9 +368,10 @@ const request: fc.Arbitrary<Req> = fc.oneof(
 describe('hostile requests', () => {
   it('get no 5xx, never stop the server and never change data they may not change', async () => {
     const before = await exportHash('books');
+    const prototypeBefore = Object.getOwnPropertyNames(Object.prototype).sort();
     const byClass: Record<string, number> = {};
     const failures: string[] = [];
-    const samples = fc.sample(request, { numRuns: 2200, seed: 2511 });
+    const samples = [...fc.sample(request, { numRuns: 2200, seed: 2511 }), ...protoReads];
     for (const r of samples) {
       let res;
       try {
@@ -344,5 +403,7 @@ describe('hostile requests', () => {
     const health = await send({ method: 'GET', path: '/health', headers: {} });
     expect(health.status).toBe(200);
     expect(await exportHash('books')).toBe(before);
+    // (the server runs in this process: a prototype name that reached Object.prototype shows here)
+    expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(prototypeBefore);
   }, 240_000);
 });
