@@ -389,7 +389,8 @@ describe('fields named like Object.prototype members', () => {
       const search = (c: string, q: string) => call('GET', `/collections/${e(c)}/documents/search?${q}`);
       const add = (c: string, ...docs: string[]) => call('POST', `/collections/${e(c)}/documents/import`, docs.join('\n'));
       const create = (c: string, fields: unknown[]) => call('POST', '/collections', { name: c, fields: [{ name: 'title', type: 'string' }, ...fields] });
-      const [g, v, m, a, j] = ['g', 'v', 'm', 'a', 'j'].map((p) => `${p}_${n}`) as [string, string, string, string, string];
+      const [g, v, m, j, k] = ['g', 'v', 'm', 'j', 'k'].map((p) => `${p}_${n}`) as [string, string, string, string, string];
+      const a = n; // a collection named n
       return [
         ['geopoint', () => create(g, [{ name: n, type: 'geopoint' }])],
         ['add', () => add(g, obj(['id', 'd1'], ['title', 'a red door'], [n, [48.85, 2.35]]), obj(['id', 'd2'], ['title', 'a blue door'], [n, [51.5, -0.12]]))],
@@ -404,12 +405,18 @@ describe('fields named like Object.prototype members', () => {
         ['add', () => add(m, obj(['id', 'd1'], ['title', 'a red door']), obj(['id', 'd2'], ['title', 'a blue door']))],
         ['semantic query', () => search(m, `q=red&query_by=${e(n)}&exclude_fields=${e(n)}`)],
         ['embedding dimensions', () => call('GET', `/collections/${e(m)}/documents/d1`).then((r) => ({ status: r.status, text: String((JSON.parse(r.text) as Record<string, unknown[]>)[n]?.length) }))],
-        ['authors', () => create(a, [])],
-        ['an author', () => add(a, obj(['id', 'a1'], ['title', 'Ann']))],
-        ['reference', () => create(j, [{ name: n, type: 'string', reference: `${a}.id` }])],
+        // a reference field named n, and references to a collection named n
+        ['authors', () => create(a, [{ name: n, type: 'string' }])],
+        ['an author', () => add(a, obj(['id', 'a1'], ['title', 'Ann'], [n, 'x']))],
+        ['references', () => create(j, [{ name: n, type: 'string', reference: `${a}.id` }])],
         ['add', () => add(j, obj(['id', 'd1'], ['title', 'a red door'], [n, 'a1']))],
-        ['join', () => search(j, `q=*&filter_by=${e(`$${a}(id:a1)`)}&include_fields=${e(`title,${n},$${a}(title)`)}`)],
-        ...[g, v, m, a, j].map((c): Step => [`delete ${c}`, () => call('DELETE', `/collections/${e(c)}`)]),
+        ['filter by the reference', () => search(j, `q=*&filter_by=${e(`$${a}(id:a1)`)}&include_fields=${e(`title,${n}`)}`)],
+        ['references to it', () => create(k, [{ name: 'ref', type: 'string', reference: `${a}.id` }])],
+        ['add', () => add(k, obj(['id', 'd1'], ['title', 'a blue door'], ['ref', 'a1']))],
+        ['join', () => search(k, `q=*&include_fields=${e(`title,$${a}(title)`)}`)],
+        ['join merged', () => search(k, `q=*&include_fields=${e(`title,$${a}(${n}, strategy: merge)`)}`)],
+        ['get joined', () => call('GET', `/collections/${e(k)}/documents/d1?include_fields=${e(`$${a}(*)`)}`)],
+        ...[g, v, m, j, k, a].map((c): Step => [`delete ${c}`, () => call('DELETE', `/collections/${e(c)}`)]),
       ];
     });
   });
