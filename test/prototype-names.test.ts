@@ -11,7 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../src/server/serve.js';
 import { FakeLlm } from './llm-fake.js';
 import { dirWithTinyModel } from './conversation-fixtures.js';
-import { cli, tmpDir } from './helpers.js';
+import { cli, openEngine, tmpDir } from './helpers.js';
+import { b64, pngBytes, RED, solid } from './image-fixtures.js';
+import { leaveOutUnstored } from '../src/cluster/unstored.js';
+import { getSchema } from '../src/collection/catalog.js';
+import type { BatchOp } from '../src/collection/writer.js';
 
 const ADMIN = 'proto-admin-key';
 const LLM_KEY = 'sk-test-key-0123456789abcdef';
@@ -619,4 +623,27 @@ describe('the command line with names like Object.prototype members', () => {
     expect(reference.slice(absent(ORDINARY).length).map((l) => l.split(' -> ')[1]!.slice(0, 1))).toEqual(['0', '0', '0', '1']);
     expect(NAMES.map((n) => ({ name: n, transcript: got.get(n) }))).toEqual(NAMES.map((n) => ({ name: n, transcript: reference })));
   }, 120_000);
+});
+
+describe('cluster commands with fields named like Object.prototype members', () => {
+  it('leave out the `store: false` values a document has, and only those, whatever the field is named', async () => {
+    const engine = openEngine();
+    const image = b64(pngBytes(4, 4, solid(RED)));
+    const outcome = async (n: string) => {
+      const c = `u_${n}`;
+      await engine.createCollection({ name: c, fields: [{ name: 'title', type: 'string' }, { name: n, type: 'image', store: false, optional: true }] });
+      const ops: BatchOp[] = [
+        { kind: 'write', action: 'create', doc: { id: 'without', title: 'x' } },
+        { kind: 'write', action: 'create', doc: JSON.parse(obj(['id', 'with'], ['title', 'y'], [n, image])) },
+      ];
+      return swap(JSON.stringify(leaveOutUnstored(getSchema(engine.store, c), ops)), n);
+    };
+    const reference = await outcome(ORDINARY);
+    expect(JSON.parse(reference)).toEqual([
+      { kind: 'write', action: 'create', doc: { id: 'without', title: 'x' } },
+      { kind: 'write', action: 'create', doc: { id: 'with', title: 'y', [ORDINARY]: true }, unstored: { [ORDINARY]: null } },
+    ]);
+    for (const n of NAMES) expect({ name: n, ops: await outcome(n) }).toEqual({ name: n, ops: reference });
+    await engine.close();
+  });
 });
