@@ -157,6 +157,27 @@ describe('resources named like Object.prototype members', () => {
     expect(lines.map(statusOf)).toEqual([404, 404, 404, 201, 409, 201, 200, 200, 200, 404]);
   });
 
+  it('are collections an API key is scoped to like any other', async () => {
+    const keyed = (key: string, path: string) => fetch(`${server.url}${path}`, { headers: { 'x-typesense-api-key': key } }).then(async (r) => ({ status: r.status, text: await r.text() }));
+    let key = '';
+    const lines = await sameAsOrdinary((n) => [
+      ['create', () => call('POST', '/collections', { name: n, fields: [{ name: 'title', type: 'string' }] })],
+      [
+        'key',
+        async () => {
+          const r = await call('POST', '/keys', { description: 'scoped', actions: ['documents:search', 'documents:get'], collections: [n] });
+          key = JSON.parse(r.text).value;
+          return r;
+        },
+      ],
+      ['search it', () => keyed(key, `/collections/${e(n)}/documents/search?q=*`)],
+      ['search another', () => keyed(key, '/collections/books/documents/search?q=*')],
+      ['get its document', () => keyed(key, `/collections/${e(n)}/documents/x`)],
+      ['delete', () => call('DELETE', `/collections/${e(n)}`)],
+    ]);
+    expect(lines.map(statusOf)).toEqual([201, 201, 200, 401, 404, 200]);
+  });
+
   it('are aliases like any other', async () => {
     const lines = await sameAsOrdinary((n) => [
       ['get absent', () => call('GET', `/aliases/${e(n)}`)],
