@@ -362,6 +362,10 @@ describe('fields named like Object.prototype members', () => {
         ['add it back', () => call('PATCH', `/collections/${e(c)}`, { fields: [{ name: n, type: 'string', facet: true, optional: true }] })],
         ['facet_by it again', () => search(`q=*&facet_by=${e(n)}`)],
         ['schema', () => call('GET', `/collections/${e(c)}`)],
+        ['another', () => call('POST', '/collections', { name: `u_${n}`, fields: [{ name: 'title', type: 'string' }] })],
+        ['add to it', () => call('POST', docs(`u_${n}`), { id: 'u1', title: 'one' })],
+        ['add a required unstored image the documents lack', () => call('PATCH', `/collections/u_${e(n)}`, { fields: [{ name: n, type: 'image', store: false }] })],
+        ['delete that one', () => call('DELETE', `/collections/u_${e(n)}`)],
         ['delete', () => call('DELETE', `/collections/${e(c)}`)],
         ['delete the other', () => call('DELETE', `/collections/r_${e(n)}`)],
       ];
@@ -370,6 +374,7 @@ describe('fields named like Object.prototype members', () => {
       'a document without the required field',
       'a document with a null required field',
       'query_by the dropped field',
+      'add a required unstored image the documents lack',
     ]);
   });
 

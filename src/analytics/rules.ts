@@ -4,12 +4,14 @@
  *
  * Rules are configuration, so they live in the data directory (not in the analytics
  * directory): one record in `aux` under the string key `analytics:rules` holding every
- * rule and the next internal rule id. The rules are a list, each carrying its name, and
- * are looked up through a Map: any text names a rule, `__proto__` and `constructor`
- * included (msgpack renames a `__proto__` key when it decodes one, so a record keyed by
- * name, as earlier versions wrote, is read by the names inside its rules). `fathom analytics rules ...` can then manage them
+ * rule and the next internal rule id. `fathom analytics rules ...` can then manage them
  * without a server, and a server sees a change from any process at its next request
  * (`ruleIndex` re-reads the record when its stored bytes change, Store.readShared).
+ *
+ * The rules are a list, each carrying its name, looked up through a Map: any text names a
+ * rule, `__proto__` and `constructor` included. (msgpack renames a `__proto__` key when it
+ * decodes one, so a record keyed by name, as earlier versions wrote, is read by the names
+ * inside its rules.)
  *
  * A rule is Typesense's "analytics v1" shape:
  *
