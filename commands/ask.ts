@@ -8,7 +8,6 @@
  */
 import { Command, Option } from 'commander';
 import { out, parseIntOption, printJson, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
-import { setOwn } from '../src/json.js';
 
 interface Opts {
   dataDir: string;
@@ -45,7 +44,7 @@ export function askCommand(run: (fn: () => Promise<ExitCode>) => Promise<void>):
       for (const p of opts.param ?? []) {
         const eq = p.indexOf('=');
         if (eq <= 0) throw new UsageError(`--param must look like name=value, got "${p}"`);
-        setOwn(common, p.slice(0, eq).trim(), p.slice(eq + 1));
+        common[p.slice(0, eq).trim()] = p.slice(eq + 1);
       }
       if (opts.filterBy !== undefined) common.filter_by = opts.filterBy;
       if (opts.excludeFields !== undefined) common.exclude_fields = opts.excludeFields;

@@ -7,7 +7,6 @@
  */
 import { Command, Option } from 'commander';
 import { openEngine, parseIntOption, UsageError, withDataDir, type ExitCode } from './common.js';
-import { setOwn } from '../src/json.js';
 import type { CollectionSchema, SearchClient, SearchParams } from './explore/client.js';
 
 interface Opts {
@@ -44,7 +43,7 @@ function extraParams(list: string[] = []): SearchParams {
     if (eq <= 0) throw new UsageError(`--param must look like name=value, got "${p}"`);
     const name = p.slice(0, eq).trim();
     if (Object.hasOwn(OWN_PARAMS, name)) throw new UsageError(`--param ${name} is set by ${OWN_PARAMS[name]}, not --param`);
-    setOwn(out, name, p.slice(eq + 1));
+    out[name] = p.slice(eq + 1);
   }
   return out;
 }

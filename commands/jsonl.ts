@@ -15,7 +15,6 @@
 import { createRequire } from 'node:module';
 import type { Transform } from 'node:stream';
 import type { Command } from 'commander';
-import { setOwn } from '../src/json.js';
 import { isStdoutClosed, out, printJson, UsageError } from './common.js';
 
 interface Ndjson {
@@ -63,7 +62,7 @@ export function jsonSafe(v: unknown): unknown {
     const proto = Object.getPrototypeOf(v) as unknown;
     if (proto !== Object.prototype && proto !== null) return v;
     const o: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) setOwn(o, k, jsonSafe(x));
+    for (const [k, x] of Object.entries(v)) o[k] = jsonSafe(x);
     return o;
   }
   return v;

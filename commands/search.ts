@@ -9,7 +9,6 @@ import { Command, Option } from 'commander';
 import { out, printJson, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
 import { searchFlags } from '../src/query/parameters.js';
 import { listOutput } from './jsonl.js';
-import { setOwn } from '../src/json.js';
 
 /** Search parameters exposed as flags: [flag name, description], from the parameter table. */
 export const SEARCH_FLAGS: Array<[string, string]> = searchFlags();
@@ -37,7 +36,7 @@ export function collectParams(opts: Opts): Record<string, string> {
   for (const p of opts.param ?? []) {
     const eq = p.indexOf('=');
     if (eq <= 0) throw new UsageError(`--param must look like name=value, got "${p}"`);
-    setOwn(params, p.slice(0, eq).trim(), p.slice(eq + 1));
+    params[p.slice(0, eq).trim()] = p.slice(eq + 1);
   }
   return params;
 }

@@ -5,7 +5,6 @@
  * got, so a bad request answers 400 with a precise message before the engine is called.
  */
 import { FathomError } from '../errors.js';
-import { setOwn } from '../json.js';
 import { parseFieldList } from '../query/fields.js';
 import { DIRTY_VALUES, WRITE_ACTIONS, type DirtyValues, type WriteAction } from '../defaults.js';
 
@@ -69,7 +68,7 @@ export function withoutKeys(q: Query): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const k in q) {
     if (k === KEY_PARAMS[0] || k === KEY_PARAMS[1]) continue;
-    setOwn(out, k, q[k]);
+    out[k] = q[k];
   }
   return out;
 }
