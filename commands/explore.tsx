@@ -42,7 +42,7 @@ function extraParams(list: string[] = []): SearchParams {
     const eq = p.indexOf('=');
     if (eq <= 0) throw new UsageError(`--param must look like name=value, got "${p}"`);
     const name = p.slice(0, eq).trim();
-    if (OWN_PARAMS[name]) throw new UsageError(`--param ${name} is set by ${OWN_PARAMS[name]}, not --param`);
+    if (Object.hasOwn(OWN_PARAMS, name)) throw new UsageError(`--param ${name} is set by ${OWN_PARAMS[name]}, not --param`);
     out[name] = p.slice(eq + 1);
   }
   return out;

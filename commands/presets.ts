@@ -3,7 +3,7 @@
  * (`fathom search --preset`, the HTTP API's search and multi_search).
  */
 import { Command } from 'commander';
-import { isPlainObject } from '../src/json.js';
+import { isPlainObject, setOwn } from '../src/json.js';
 import { printJson, readAllInput, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
 import { listOutput, printList, withListOutput } from './jsonl.js';
 
@@ -34,7 +34,7 @@ export function presetsCommand(run: (fn: () => Promise<ExitCode>) => Promise<voi
         for (const p of opts.param) {
           const eq = p.indexOf('=');
           if (eq <= 0) throw new UsageError(`--param must look like name=value, got "${p}"`);
-          value[p.slice(0, eq)] = p.slice(eq + 1);
+          setOwn(value, p.slice(0, eq), p.slice(eq + 1));
         }
         body = { value };
       } else {

@@ -39,7 +39,7 @@ import { loadDocument, projectionWants } from './document/stored.js';
 import { embedQuery, enrichOps, resolveEmbedFields, type RemoteEmbeddingOptions } from './vector/autoembed.js';
 import type { EmbedEnv } from './embed/index.js';
 import { checkVoiceModel, transcribeVoiceQuery } from './voice/index.js';
-import { isPlainObject } from './json.js';
+import { isPlainObject, setOwn } from './json.js';
 import { deleteAlias, getAlias, listAliases, upsertAlias, type AliasRecord } from './collection/aliases.js';
 import { evictStore, readState } from './index/manifest.js';
 import { project, type Projection } from './io/project.js';
@@ -369,7 +369,7 @@ export class Engine {
   async updateDocument(collection: string, id: string, partial: unknown, opts: WriteOptions = {}): Promise<Record<string, unknown>> {
     const r = await this.single(collection, { kind: 'write', doc: partial, action: 'update', dirty: opts.dirtyValues, id });
     const applied: Record<string, unknown> = { id: r.id };
-    if (partial && typeof partial === 'object') for (const k of Object.keys(partial)) if (k in r.doc) applied[k] = r.doc[k];
+    if (partial && typeof partial === 'object') for (const k of Object.keys(partial)) if (Object.hasOwn(r.doc, k)) setOwn(applied, k, r.doc[k]);
     return applied;
   }
 
@@ -597,7 +597,7 @@ export class Engine {
       const first = results[0];
       if (first && first.ok && applied === undefined) {
         applied = {};
-        for (const k of Object.keys(partial)) if (k in first.doc) applied[k] = first.doc[k];
+        for (const k of Object.keys(partial)) if (Object.hasOwn(first.doc, k)) setOwn(applied, k, first.doc[k]);
       }
       updated += results.length;
     }

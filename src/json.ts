@@ -184,6 +184,48 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
+// Keys of documents and of request bodies are user text: `constructor` or `__proto__` name a
+// field like any other word. `obj[key]` would read Object.prototype's member for a key the
+// object lacks, and `obj[key] = v` with `__proto__` would set the object's prototype (and,
+// on an object reached that way, Object.prototype's own members) instead of a field.
+
+/** The value `obj` itself holds under `key` (never an inherited member). */
+export function ownValue(obj: Record<string, unknown>, key: string): unknown {
+  return Object.hasOwn(obj, key) ? obj[key] : undefined;
+}
+
+/** Sets `key` as an own property of `obj`, `__proto__` included. */
+export function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+  else obj[key] = value;
+}
+
+/**
+ * Where a value holds an object key named `__proto__` (`what.a.__proto__`), or undefined.
+ * Records in the data directory are msgpack, whose decoder renames such a key, so free-form
+ * objects kept there (metadata, a preset's parameters) are refused one rather than changed.
+ */
+export function protoKeyPath(v: unknown, what: string): string | undefined {
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const p = protoKeyPath(v[i], `${what}[${i}]`);
+      if (p) return p;
+    }
+  } else if (v !== null && typeof v === 'object') {
+    for (const k of Object.keys(v)) {
+      if (k === '__proto__') return `${what}.__proto__`;
+      const p = protoKeyPath((v as Record<string, unknown>)[k], `${what}.${k}`);
+      if (p) return p;
+    }
+  }
+  return undefined;
+}
+
+/** The message refusing what protoKeyPath found. */
+export function protoKeyMessage(path: string): string {
+  return `\`${path}\`: an object key named \`__proto__\` cannot be stored; use another name`;
+}
+
 const BIG_MARK = /"\\u0000big:(-?\d+)"/g;
 
 /** Indented JSON for people, with bigint values written as plain integers. */

@@ -11,7 +11,7 @@ import { Analytics } from '../src/analytics/analytics.js';
 import { applyBatchOnce, emptyReport, sealBatch, waitingBatches } from '../src/analytics/flush.js';
 import { BATCH, EVENT, META, QUERY, SEARCH } from '../src/analytics/pending.js';
 import { expandQuery, foundOf, normalizeQuery, queryDocId, userKey } from '../src/analytics/query.js';
-import { putRule, ruleIndex } from '../src/analytics/rules.js';
+import { RULES_KEY, getRule, listRules, putRule, ruleIndex, storedRules } from '../src/analytics/rules.js';
 import { ANALYTICS_DEFAULTS } from '../src/defaults.js';
 import { actionAllowed } from '../src/keys/scope.js';
 import type { Engine } from '../src/engine.js';
@@ -306,5 +306,22 @@ describe('compaction and flushes', () => {
     expect([...s.analytics.pending.db.getKeys({ start: [SEARCH], end: [META] })]).toEqual([]);
     expect([...s.analytics.pending.db.getKeys({ start: [EVENT], end: [EVENT + 1] })]).toEqual([]);
     await expect(s.analytics.recordEvent({ type: 'click', name: 'click', data: { doc_id: '3', user_id: 'u' } })).rejects.toThrow(/no analytics rule has an event named `click`/);
+  });
+
+  it('reads rules that earlier versions stored as an object keyed by name', async () => {
+    const s = await setup();
+    opened.push(s);
+    const rules = [...storedRules(s.engine.store).values()];
+    // msgpack decodes a `__proto__` key as `__proto_`: the rule inside keeps its own name
+    const old = { next_id: 3, rules: Object.fromEntries(rules.map((r) => [r.name === 'popular' ? '__proto_' : r.name, r])) };
+    await s.engine.store.transact(() => s.engine.store.aux.put(RULES_KEY, old));
+    expect(listRules(s.engine.store).map((r) => r.name)).toEqual(['clicks', 'popular']);
+    expect(getRule(s.engine.store, 'popular').type).toBe('popular_queries');
+    await s.analytics.recordEvent({ type: 'click', name: 'click', data: { doc_id: '2', user_id: 'u' } });
+    expect(await s.analytics.flush()).toMatchObject({ counters: 1, dropped: 0 });
+    expect(popularity(s.engine, '2')).toBe(2);
+    await putRule(s.engine.store, '__proto__', { type: 'nohits_queries', params: { source: { collections: ['products'] }, destination: { collection: 'queries' } } });
+    expect(listRules(s.engine.store).map((r) => r.name)).toEqual(['__proto__', 'clicks', 'popular']);
+    expect([...ruleIndex(s.engine.store).byId.keys()].sort()).toEqual([1, 2, 3]);
   });
 });

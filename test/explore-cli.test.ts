@@ -36,6 +36,13 @@ describe('fathom explore on the command line', () => {
     expect(r.stderr).toBe('error: --param per_page is set by --per-page, not --param\n');
   });
 
+  it('passes a --param named like an Object.prototype member on, as any other', async () => {
+    for (const name of ['constructor', 'toString', '__proto__']) {
+      const r = await cli(['explore', 'books', '--param', `${name}=x`]);
+      expect(r.stderr).toMatch(/^error: fathom explore is interactive and needs a terminal/);
+    }
+  });
+
   it('is listed in fathom --help', async () => {
     const r = await cli(['--help']);
     expect(r.stdout).toMatch(/explore \[options\] <collection>/);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { initialState, reduce, hitsOf, defaultQueryBy, defaultFacetFields, currentFacetRows, type Action, type ExploreState } from '../commands/explore/state.js';
 import { searchPlan, userParams, errorForFilterBox } from '../commands/explore/params.js';
-import { combineFilters, facetClause, facetRows, mergeFacetCounts, toggleSelection } from '../commands/explore/facets.js';
+import { combineFilters, facetClause, facetRows, mergeFacetCounts, selectionClauses, toggleSelection } from '../commands/explore/facets.js';
 import { applyEdit, textValue } from '../commands/explore/text-edit.js';
 import { layout } from '../commands/explore/layout.js';
 import { documentLines } from '../commands/explore/document-lines.js';
@@ -173,6 +173,19 @@ describe('facet selections', () => {
     ]);
   });
 
+  it('selects values of a facet field named like an Object.prototype member as of any other field', () => {
+    for (const n of ['__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'toString']) {
+      const counts = [{ field_name: n, sampled: false, counts: [{ value: 'a', count: 1, highlighted: 'a' }], stats: { total_values: 1 } }];
+      expect(facetRows([n], counts, {})).toEqual([{ field: n, value: 'a', count: 1, selected: false }]);
+      expect(selectionClauses([n], {}, {})).toEqual([]);
+      const sel = toggleSelection({}, n, 'a');
+      expect(Object.keys(sel)).toEqual([n]);
+      expect(facetRows([n], counts, sel)).toEqual([{ field: n, value: 'a', count: 1, selected: true }]);
+      expect(selectionClauses([n], sel, {})).toEqual([facetClause(n, ['a'], 'string')]);
+      expect(toggleSelection(sel, n, 'a')).toEqual({});
+    }
+  });
+
   it('lists facet rows in facet field order', () => {
     const s = run(initialState(schema), { type: 'results', response: response(5, 5, [authorFacet]), facetCounts: [authorFacet] });
     expect(currentFacetRows(s).map((r) => r.value)).toEqual(['J. K. Rowling', 'J. R. R. Tolkien']);
@@ -262,6 +275,13 @@ describe('hit text', () => {
 
   it('shows the id, text_match and another field where tokens matched', () => {
     expect(hitSubtitle(hit, ['title', 'author', 'tags'])).toBe('id 8 · text_match 578730123365711993 · tags: \u0001school\u0002');
+  });
+
+  it('shows nothing for a field named like an Object.prototype member that the hit lacks', () => {
+    for (const n of ['constructor', 'toString', '__proto__']) {
+      expect(hitTitle(hit, [n])).toBe(hitTitle(hit, ['nope']));
+      expect(hitSubtitle(hit, ['title', n])).toBe(hitSubtitle(hit, ['title', 'nope']));
+    }
   });
 
   it('shows vector_distance for vector hits', () => {

@@ -1,12 +1,12 @@
 /**
  * Hostile requests against a real `fathom serve` on loopback: at least 2,000 generated
  * requests (bad JSON, deep nesting, long tokens, bad filters, sorts, vector queries and
- * facets, odd paths and headers, reverse joins into a collection the key may not search,
- * follow-ups and conversation routes with other keys' conversation ids, catastrophic
- * patterns) must never get a 5xx, never take the server down, never show what the key may
- * not see, and never change the data they have no right to change (the `books` and
- * `reviews` exports hash the same before and after, and so does a conversation only its
- * owner may change; requests that may write go to a scratch collection). Catastrophic
+ * facets, odd paths and headers, prototype names, reverse joins into a collection the key
+ * may not search, follow-ups and conversation routes with other keys' conversation ids,
+ * catastrophic patterns) must never get a 5xx, never take the server down, never show what
+ * the key may not see, and never change the data they have no right to change (the `books`
+ * and `reviews` exports hash the same before and after, and so does a conversation only
+ * its owner may change; requests that may write go to a scratch collection). Catastrophic
  * patterns (`(a+)+$` and kin, as key `collections`, schema field names and `facet_by`
  * globs, met by long names) must also be answered promptly.
  */
@@ -53,7 +53,7 @@ interface Req {
   /** The request must be refused (4xx). */
   refused?: boolean;
   /** The class of a request whose answers are checked beyond its status, counted apart. */
-  cls?: 'reverse joins' | 'foreign conversation ids' | 'catastrophic';
+  cls?: 'reverse joins' | 'foreign conversation ids' | 'catastrophic' | 'hostile searches';
 }
 
 function send(r: Req): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
@@ -442,6 +442,70 @@ const catastrophic: fc.Arbitrary<Req> = fc
     })),
   )
   .map((r) => ({ ...r, cls: 'catastrophic' as const }));
+// Names that are Object.prototype's own, in every place a name goes: path segments of named
+// routes, field names in search parameters, and keys of request bodies (written as JSON text:
+// an object literal would take `__proto__` for the prototype).
+const PROTO_NAMES = ['__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'toString', 'valueOf', '__defineGetter__'];
+const protoName = fc.constantFrom(...PROTO_NAMES);
+const bodyKey = fc.oneof(protoName, fc.constantFrom('name', 'fields', 'type', 'value', 'stopwords', 'synonyms', 'items', 'rule', 'params', 'collection_name', 'metadata'));
+/** A JSON object keyed by prototype names and real attributes; `metadata` and `params` hold one more prototype-named key. */
+const protoBody = fc
+  .tuple(fc.array(fc.tuple(bodyKey, fc.jsonValue({ maxDepth: 2 })), { maxLength: 4 }), protoName)
+  .map(([entries, inner]) => `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${k === 'metadata' || k === 'params' ? `{${JSON.stringify(inner)}:${JSON.stringify(v)}}` : JSON.stringify(v)}`).join(',')}}`);
+const PROTO_ROUTES = [
+  '/collections/N',
+  '/collections/N/documents/search?q=*',
+  '/aliases/N',
+  '/keys/N',
+  '/presets/N',
+  '/stopwords/N',
+  '/synonym_sets/N',
+  '/synonym_sets/N/items/N',
+  '/curation_sets/N',
+  '/curation_sets/N/items/N',
+  '/analytics/rules/N',
+  '/conversations/models/N',
+  '/conversations/N',
+  '/nl_search_models/N',
+  '/stemming/dictionaries/N',
+  '/stemming/dictionaries/import?id=N',
+  '/collections/scratch/documents/N',
+  '/collections/scratch/synonyms/N',
+  '/collections/scratch/overrides/N',
+];
+const protoPath = fc.tuple(fc.constantFrom(...PROTO_ROUTES), protoName);
+/** Every named route read and deleted under every prototype name (too few to leave to chance). */
+const protoReads: Req[] = PROTO_ROUTES.flatMap((route) =>
+  PROTO_NAMES.flatMap((n) => ['GET', 'DELETE'].map((method) => ({ method, path: route.replace(/N/g, enc(n)), headers: { 'x-typesense-api-key': KEY } }))),
+);
+const protoSearch = fc
+  .tuple(fc.constantFrom('query_by', 'sort_by', 'facet_by', 'group_by', 'include_fields', 'exclude_fields', 'highlight_fields', 'filter_by', 'preset', 'stopwords', 'N'), protoName, fc.constantFrom('', '.x', '.N', ':asc', ':=x'))
+  .map(([param, n, suffix]) => `${param === 'N' ? enc(n) : param}=${enc(n + suffix.replace('N', n))}`);
+
+// hostile searches: repeated words, many one-letter prefixes, 64-word queries and high
+// limits, with the search key (test/search-bounds.test.ts bounds their counted work)
+const hostileWord = fc.constantFrom('a', 'the', 'book', 'of', 'r', 'gardens', 'gardns', 'bird');
+const hostileSearch: fc.Arbitrary<Req> = fc
+  .record(
+    {
+      q: fc.oneof(
+        fc.tuple(hostileWord, fc.integer({ min: 2, max: 80 })).map(([w, n]) => Array.from({ length: n }, () => w).join(' ')),
+        fc.array(fc.constantFrom(...'abcdefgrst'.split('')), { minLength: 8, maxLength: 64 }).map((ls) => ls.join(' ')),
+        fc.array(hostileWord, { minLength: 64, maxLength: 64 }).map((ws) => ws.join(' ')),
+      ),
+      query_by: fc.constantFrom('title', 'title,author', 'title,author,tags'),
+      drop_tokens_threshold: fc.constantFrom('1000000', '1'),
+      exhaustive_search: fc.constantFrom('true', 'false'),
+      per_page: fc.constantFrom('250', '10'),
+      facet_by: fc.constantFrom('author,tags', ''),
+      max_facet_values: fc.constantFrom('1000000', '10'),
+      group_by: fc.constantFrom('author', ''),
+      group_limit: fc.constantFrom('99', '3'),
+      search_cutoff_ms: fc.constantFrom('0', '1', '1000000000'),
+    },
+    { requiredKeys: ['q', 'query_by'] },
+  )
+  .map((p) => ({ method: 'GET', path: `/collections/books/documents/search?${queryString(p as Record<string, string>)}`, headers: { 'x-typesense-api-key': searchKey }, cls: 'hostile searches' as const }));
 
 /** One hostile request; `mayWrite` says whether it could change `books` if it succeeded. */
 const request: fc.Arbitrary<Req> = fc.oneof(
@@ -502,6 +566,24 @@ const request: fc.Arbitrary<Req> = fc.oneof(
     headers: { 'x-typesense-api-key': path === '/collections/books' ? searchKey : KEY, 'content-type': 'application/json' },
     body: JSON.stringify(v),
   })),
+  // prototype names: every named route with each method, searches naming such fields, bodies keyed by them
+  fc.tuple(protoPath, fc.constantFrom('GET', 'DELETE', 'PUT', 'POST', 'PATCH'), fc.option(protoBody, { nil: undefined })).map(([[path, n], method, body]) => ({
+    method,
+    path: path.replace(/N/g, enc(n)),
+    headers: { 'x-typesense-api-key': KEY, 'content-type': 'application/json' },
+    body: method === 'GET' || method === 'DELETE' ? undefined : body,
+  })),
+  fc.tuple(fc.array(protoSearch, { minLength: 1, maxLength: 4 }), fc.constantFrom('books', 'scratch'), anyKey).map(([params, c, key]) => ({
+    method: 'GET',
+    path: `/collections/${c}/documents/search?q=book&query_by=title&${params.join('&')}`,
+    headers: { 'x-typesense-api-key': key },
+  })),
+  fc.tuple(protoBody, fc.constantFrom('/collections', '/keys', '/analytics/rules', '/conversations/models', '/nl_search_models', '/multi_search', '/collections/scratch/documents', '/collections/scratch/documents/import')).map(([body, path]) => ({
+    method: 'POST',
+    path,
+    headers: { 'x-typesense-api-key': KEY, 'content-type': 'application/json' },
+    body,
+  })),
   // odd headers
   fc.tuple(fc.constantFrom('x-typesense-api-key', 'x-service-api-key', 'content-length', 'transfer-encoding', 'accept', 'origin'), fc.oneof(weird, fc.string({ maxLength: 30 }))).map(([h, v]) => {
     const safe = v.replace(/[^\x20-\x7e]/g, '');
@@ -513,6 +595,7 @@ const request: fc.Arbitrary<Req> = fc.oneof(
   reverseJoins,
   foreignConversations,
   catastrophic,
+  hostileSearch,
 );
 
 // ---------------------------------------------------------------------------
@@ -522,17 +605,20 @@ describe('hostile requests', () => {
     const before = await exportHash('books');
     const reviewsBefore = await exportHash('reviews');
     const llmCalls = llm.calls.length;
+    const prototypeBefore = Object.getOwnPropertyNames(Object.prototype).sort();
     const byClass: Record<string, number> = {};
     const byRequestClass: Record<string, number> = {};
     const failures: string[] = [];
-    const samples = fc.sample(request, { numRuns: 2200, seed: 2511 });
+    const samples = [...fc.sample(request, { numRuns: 2200, seed: 2511 }), ...protoReads];
     let catastrophicCount = 0;
+    let slowestSearch = { ms: 0, what: '' };
     let slowest = { ms: 0, what: '' };
     for (const r of samples) {
       let res;
       const t0 = performance.now();
       try {
         res = await send(r);
+        if (r.cls === 'hostile searches' && performance.now() - t0 > slowestSearch.ms) slowestSearch = { ms: performance.now() - t0, what: r.path.slice(0, 160) };
         if (r.cls === 'catastrophic') {
           catastrophicCount++;
           const ms = performance.now() - t0;
@@ -562,11 +648,14 @@ describe('hostile requests', () => {
         else if (/\n\s+at |node_modules|\.ts:\d+/.test(message)) failures.push(`${r.method} ${r.path.slice(0, 120)} -> a stack trace in the message`);
       }
     }
-    console.log(`fuzz: ${samples.length} requests by status class ${JSON.stringify(byClass)}; ${JSON.stringify(byRequestClass)}; ${catastrophicCount} with catastrophic patterns, the slowest ${slowest.ms.toFixed(0)} ms`);
+    console.log(`fuzz: ${samples.length} requests by status class ${JSON.stringify(byClass)}; ${JSON.stringify(byRequestClass)}; ${catastrophicCount} with catastrophic patterns, the slowest ${slowest.ms.toFixed(0)} ms; the slowest hostile search ${slowestSearch.ms.toFixed(0)} ms`);
     expect(failures.slice(0, 20)).toEqual([]);
     expect(samples.length).toBeGreaterThanOrEqual(2000);
     // catastrophic patterns: exercised, and none holds the server (a backtracking engine took minutes on one)
-    expect(catastrophicCount).toBeGreaterThan(100);
+    expect(catastrophicCount).toBeGreaterThan(80);
+    // hostile searches: none holds the server (8 repeats of one word took seconds, 12 minutes)
+    expect(byRequestClass['hostile searches 2xx']).toBeGreaterThan(40);
+    expect(slowestSearch.ms, slowestSearch.what).toBeLessThan(5000);
     expect(slowest).toMatchObject({ ms: expect.any(Number) });
     expect(slowest.ms, slowest.what).toBeLessThan(5000);
     // every kind of answer was exercised
@@ -583,5 +672,7 @@ describe('hostile requests', () => {
     expect(await ownedConversation()).toBe(ownedBefore);
     // no other key's request sent the owned conversation to the LLM
     expect(llm.calls.slice(llmCalls).some((c) => JSON.stringify(c.body).includes(OWNED_MARKER))).toBe(false);
+    // (the server runs in this process: a prototype name that reached Object.prototype shows here)
+    expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(prototypeBefore);
   }, 240_000);
 });

@@ -5,10 +5,16 @@
  * selection shows the counts it would have without its own clause (see params.ts), so
  * its other values stay visible and can be added.
  */
+import { setOwn } from '../../src/json.js';
 import type { FacetResult } from './client.js';
 
-/** Facet field → selected values, in the order they were chosen. */
+/** Facet field → selected values, in the order they were chosen (own keys only: a field may be named `constructor`). */
 export type Selections = Record<string, string[]>;
+
+/** The values selected for `field`, if any. */
+export function selected(selections: Selections, field: string): string[] | undefined {
+  return Object.hasOwn(selections, field) ? selections[field] : undefined;
+}
 
 export interface FacetRow {
   field: string;
@@ -21,7 +27,7 @@ export interface FacetRow {
 export function facetRows(facetFields: string[], counts: FacetResult[], selections: Selections): FacetRow[] {
   const rows: FacetRow[] = [];
   for (const field of facetFields) {
-    const chosen = new Set(selections[field] ?? []);
+    const chosen = new Set(selected(selections, field) ?? []);
     const result = counts.find((f) => f.field_name === field);
     const seen = new Set<string>();
     for (const c of result?.counts ?? []) {
@@ -29,16 +35,16 @@ export function facetRows(facetFields: string[], counts: FacetResult[], selectio
       seen.add(value);
       rows.push({ field, value, count: c.count, selected: chosen.has(value) });
     }
-    for (const value of selections[field] ?? []) if (!seen.has(value)) rows.push({ field, value, count: 0, selected: true });
+    for (const value of selected(selections, field) ?? []) if (!seen.has(value)) rows.push({ field, value, count: 0, selected: true });
   }
   return rows;
 }
 
 export function toggleSelection(selections: Selections, field: string, value: string): Selections {
-  const current = selections[field] ?? [];
+  const current = selected(selections, field) ?? [];
   const next = current.includes(value) ? current.filter((v) => v !== value) : [...current, value];
   const out = { ...selections };
-  if (next.length) out[field] = next;
+  if (next.length) setOwn(out, field, next);
   else delete out[field];
   return out;
 }
@@ -61,7 +67,8 @@ export function facetClause(field: string, values: string[], type: string): stri
 /** The clauses for every selected field but `except`, in facet panel order. */
 export function selectionClauses(facetFields: string[], selections: Selections, fieldTypes: Record<string, string>, except?: string): string[] {
   const fields = [...facetFields, ...Object.keys(selections).filter((f) => !facetFields.includes(f))];
-  return fields.filter((f) => f !== except && (selections[f]?.length ?? 0) > 0).map((f) => facetClause(f, selections[f]!, fieldTypes[f] ?? 'string'));
+  const typeOf = (f: string) => (Object.hasOwn(fieldTypes, f) ? fieldTypes[f]! : 'string');
+  return fields.filter((f) => f !== except && (selected(selections, f)?.length ?? 0) > 0).map((f) => facetClause(f, selections[f]!, typeOf(f)));
 }
 
 /** The free filter and the facet clauses as one `filter_by` ('' when both are empty). */

@@ -39,11 +39,12 @@ export function oneLine(s: string): string {
   return s.replace(/\s+/g, ' ').trim();
 }
 
+/** The value at a dotted path of own keys (a field may be named `constructor`). */
 function getPath(obj: Record<string, unknown>, path: string): unknown {
-  if (path in obj) return obj[path];
+  if (Object.hasOwn(obj, path)) return obj[path];
   let cur: unknown = obj;
   for (const part of path.split('.')) {
-    if (cur === null || typeof cur !== 'object') return undefined;
+    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, part)) return undefined;
     cur = (cur as Record<string, unknown>)[part];
   }
   return cur;

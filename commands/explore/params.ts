@@ -5,7 +5,7 @@
  * selection, for disjunctive counts.
  */
 import type { SearchParams } from './client.js';
-import { combineFilters, selectionClauses } from './facets.js';
+import { combineFilters, selected, selectionClauses } from './facets.js';
 import type { ExploreState } from './state.js';
 
 /** Highlight markers the hit list turns into colour (as `fathom search` does). */
@@ -62,7 +62,7 @@ export function searchPlan(state: ExploreState): SearchPlan {
   const user = userParams(state);
   const main: SearchParams = { ...user, highlight_start_tag: MARK_START, highlight_end_tag: MARK_END };
   const facetQueries = state.facetFields
-    .filter((f) => (state.selections[f]?.length ?? 0) > 0)
+    .filter((f) => (selected(state.selections, f)?.length ?? 0) > 0)
     .map((field) => {
       const params: SearchParams = { ...user, facet_by: field, per_page: '0', page: '1' };
       const filter = effectiveFilter(state, field);

@@ -26,7 +26,7 @@ import type { CollectionRecord } from '../schema/schema.js';
 import type { Store } from '../storage/store.js';
 import { queryDocId } from './query.js';
 import { BATCH, COUNTER, DISTINCT, META, QUERY, type PendingKey, type PendingStore } from './pending.js';
-import { RULES_KEY, type StoredRule } from './rules.js';
+import { storedRules, type StoredRule } from './rules.js';
 
 /** A rule's part of a batch: queries with their counts, or documents with their increments. */
 export interface BatchPart {
@@ -230,8 +230,7 @@ export async function applyBatchLocal(engine: Engine, envId: string, batch: Batc
   const { result: applied, written } = await engine.writeTogether((apply) => {
     const done = (store.aux.get(appliedKey(envId)) as number | undefined) ?? 0;
     if (done >= batch.id) return false;
-    const rules = ((store.aux.get(RULES_KEY) as { rules: Record<string, StoredRule> } | undefined)?.rules ?? {}) as Record<string, StoredRule>;
-    const byId = new Map(Object.values(rules).map((r) => [r.id, r]));
+    const byId = new Map([...storedRules(store).values()].map((r) => [r.id, r]));
     for (const [ruleId, bp] of batch.parts) {
       const rule = byId.get(ruleId);
       const wantKind = rule && (rule.type === 'counter' ? 'counters' : 'queries');

@@ -8,6 +8,11 @@
  * without a server, and a server sees a change from any process at its next request
  * (`ruleIndex` re-reads the record when its stored bytes change, Store.readShared).
  *
+ * The rules are a list, each carrying its name, looked up through a Map: any text names a
+ * rule, `__proto__` and `constructor` included. (msgpack renames a `__proto__` key when it
+ * decodes one, so a record keyed by name, as earlier versions wrote, is read by the names
+ * inside its rules.)
+ *
  * A rule is Typesense's "analytics v1" shape:
  *
  *   {name, type: popular_queries | nohits_queries | counter,
@@ -54,9 +59,10 @@ export interface StoredRule extends AnalyticsRule {
   id: number;
 }
 
+/** The stored record: a list of rules (earlier versions wrote an object keyed by name). */
 interface RulesRecord {
   next_id: number;
-  rules: Record<string, StoredRule>;
+  rules: StoredRule[] | Record<string, StoredRule>;
 }
 
 /** The `aux` key of the rules record (a string key: Store.readShared takes string keys). */
@@ -66,8 +72,24 @@ function bad(message: string): never {
   throw new FathomError('BAD_REQUEST', message);
 }
 
-function readRecord(store: Store): RulesRecord {
-  return (store.aux.get(RULES_KEY) as RulesRecord | undefined) ?? { next_id: 1, rules: {} };
+/** The rules of a stored record (either form), by name. */
+function rulesByName(rec: Pick<RulesRecord, 'rules'> | undefined): Map<string, StoredRule> {
+  const list = rec === undefined ? [] : Array.isArray(rec.rules) ? rec.rules : Object.values(rec.rules);
+  return new Map(list.map((r) => [r.name, r]));
+}
+
+function readRecord(store: Store): { next_id: number; rules: Map<string, StoredRule> } {
+  const rec = store.aux.get(RULES_KEY) as RulesRecord | undefined;
+  return { next_id: rec?.next_id ?? 1, rules: rulesByName(rec) };
+}
+
+/** Every stored rule, by name (read in the caller's transaction). */
+export function storedRules(store: Store): Map<string, StoredRule> {
+  return readRecord(store).rules;
+}
+
+function writeRecord(store: Store, nextId: number, rules: Map<string, StoredRule>): void {
+  store.aux.put(RULES_KEY, { next_id: nextId, rules: [...rules.values()] } satisfies RulesRecord);
 }
 
 /** The rule as users see it (without the internal id). */
@@ -210,24 +232,24 @@ export async function putRule(store: Store, name: string, body: unknown, opts: {
 function storeRule(store: Store, name: string, rule: AnalyticsRule, opts: { create?: boolean }): Promise<AnalyticsRule> {
   return write(store, () => {
     const rec = readRecord(store);
-    const existing = rec.rules[name];
+    const existing = rec.rules.get(name);
     if (existing && opts.create) throw new FathomError('CONFLICT', `an analytics rule named \`${name}\` already exists; PUT /analytics/rules/${name} replaces it`);
-    checkAgainstStore(store, rule, Object.values(rec.rules).filter((r) => r.name !== name));
+    checkAgainstStore(store, rule, [...rec.rules.values()].filter((r) => r.name !== name));
     const id = existing?.id ?? rec.next_id;
-    const next: RulesRecord = { next_id: existing ? rec.next_id : rec.next_id + 1, rules: { ...rec.rules, [name]: { ...rule, id } } };
-    store.aux.put(RULES_KEY, next);
+    rec.rules.set(name, { ...rule, id });
+    writeRecord(store, existing ? rec.next_id : rec.next_id + 1, rec.rules);
     return rule;
   });
 }
 
 export function listRules(store: Store): AnalyticsRule[] {
-  return Object.values(readRecord(store).rules)
+  return [...readRecord(store).rules.values()]
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     .map(publicRule);
 }
 
 export function getRule(store: Store, name: string): AnalyticsRule {
-  const r = readRecord(store).rules[name];
+  const r = readRecord(store).rules.get(name);
   if (!r) throw new FathomError('NOT_FOUND', `analytics rule \`${name}\` not found`);
   return publicRule(r);
 }
@@ -240,10 +262,8 @@ export async function deleteRule(store: Store, name: string): Promise<{ name: st
 function removeRule(store: Store, name: string): Promise<{ name: string }> {
   return write(store, () => {
     const rec = readRecord(store);
-    if (!rec.rules[name]) throw new FathomError('NOT_FOUND', `analytics rule \`${name}\` not found`);
-    const rules = { ...rec.rules };
-    delete rules[name];
-    store.aux.put(RULES_KEY, { next_id: rec.next_id, rules });
+    if (!rec.rules.delete(name)) throw new FathomError('NOT_FOUND', `analytics rule \`${name}\` not found`);
+    writeRecord(store, rec.next_id, rec.rules);
     return { name };
   });
 }
@@ -271,7 +291,7 @@ export function ruleIndex(store: Store): RuleIndex {
   let idx = indexes.get(rec);
   if (!idx) {
     idx = { bySource: new Map(), byEvent: new Map(), byId: new Map() };
-    for (const r of Object.values(rec.rules)) {
+    for (const r of rulesByName(rec).values()) {
       idx.byId.set(r.id, r);
       if (isQueryRule(r)) {
         for (const c of r.params.source.collections) {

@@ -16,7 +16,7 @@
  * same first failure, as a single node does (document.ts prepareDocument).
  */
 import { coerceValue } from '../document/document.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject, ownValue, setOwn } from '../json.js';
 import { parseLineOp, type BatchOp } from '../collection/writer.js';
 import type { Schema } from '../schema/schema.js';
 import { isUnstored } from '../document/stored.js';
@@ -36,13 +36,13 @@ export function leaveOutUnstored(schema: Schema, ops: BatchOp[]): BatchOp[] {
     let out: Record<string, unknown> | undefined;
     const unstored: Record<string, string | null> = {};
     for (const f of fields) {
-      const v = doc[f.name];
+      const v = ownValue(doc, f.name);
       if (v === undefined || v === null) continue; // absent (null is absent, or a removal in an update)
       if (write.unstored && Object.hasOwn(write.unstored, f.name)) continue; // taken out already
       const r = coerceValue(f, v, 'reject');
-      unstored[f.name] = r.ok ? null : r.message;
+      setOwn(unstored, f.name, r.ok ? null : r.message);
       out ??= { ...doc };
-      out[f.name] = UNSTORED_PLACEHOLDER;
+      setOwn(out, f.name, UNSTORED_PLACEHOLDER);
     }
     if (!out) return op;
     // (`text`, the line as it arrived, holds the values)

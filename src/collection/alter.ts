@@ -5,7 +5,7 @@
  * every document or to none.
  */
 import { FathomError } from '../errors.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject, ownValue, protoKeyMessage, protoKeyPath } from '../json.js';
 import { Schema, copyRecord, setNames, validateField, type CollectionRecord, type FieldDef } from '../schema/schema.js';
 import type { Store } from '../storage/store.js';
 import { prepareDocument, type IndexValue } from '../document/document.js';
@@ -40,6 +40,8 @@ export function planAlter(current: CollectionRecord, body: unknown): { record: C
   const changes: Record<string, unknown>[] = [];
   if (body.metadata !== undefined) {
     if (!isPlainObject(body.metadata)) throw new FathomError('BAD_SCHEMA', '`metadata` must be an object');
+    const proto = protoKeyPath(body.metadata, 'metadata');
+    if (proto) throw new FathomError('BAD_SCHEMA', protoKeyMessage(proto));
     record.metadata = body.metadata;
   }
   // linked synonym and curation sets (that they exist is checked by the engine); [] unlinks all
@@ -107,7 +109,7 @@ export function rebuildIndex(store: Store, record: CollectionRecord, hooks: Writ
     const doc = withVectors(store, oldSchema, seq, value as Record<string, unknown>);
     let prepared;
     try {
-      const missing = newlyUnstored.find((f) => doc[f.name] === undefined || doc[f.name] === null);
+      const missing = newlyUnstored.find((f) => ownValue(doc, f.name) === undefined || ownValue(doc, f.name) === null);
       if (missing) throw new Error(`field \`${missing.name}\` is required by the schema but missing from the document`);
       prepared = prepareDocument(schema, doc, { mode: 'coerce_or_reject', generateId: () => String(doc.id), updatesStored: true });
     } catch (e) {

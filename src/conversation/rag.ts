@@ -21,7 +21,7 @@
 import type { SearchScope } from '../query/scope.js';
 import type { Engine } from '../engine.js';
 import { FathomError } from '../errors.js';
-import { stringifyJson } from '../json.js';
+import { setOwn, stringifyJson } from '../json.js';
 import { getSchema } from '../collection/catalog.js';
 import { parseFieldList } from '../query/fields.js';
 import { clientFor } from '../llm/registry.js';
@@ -176,7 +176,7 @@ function contextLines(engine: Engine, collection: string, res: SearchResponse): 
     for (const [k, v] of Object.entries(h.document)) {
       const f = schema.resolve(k);
       if (f && (f.kind === 'vector' || f.kind === 'image')) continue;
-      doc[k] = v;
+      setOwn(doc, k, v);
     }
     return stringifyJson(doc);
   });

@@ -15,7 +15,7 @@
  */
 import { RULE_LIMITS } from '../defaults.js';
 import { FathomError } from '../errors.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject, protoKeyMessage, protoKeyPath } from '../json.js';
 import type { Store } from '../storage/store.js';
 import { Schema, type CollectionRecord } from '../schema/schema.js';
 import { parseFilter } from '../query/filter.js';
@@ -121,7 +121,7 @@ export function queryParts(query: string, tokenize: (s: string) => string[]): Qu
 function checkRule(raw: unknown): CurationRule {
   if (!isPlainObject(raw)) bad('a curation rule needs `rule`: an object with `query` and `match`, `filter_by`, or `tags`');
   for (const k of Object.keys(raw)) {
-    if (UNSUPPORTED_RULE[k]) bad(UNSUPPORTED_RULE[k]);
+    if (Object.hasOwn(UNSUPPORTED_RULE, k)) bad(UNSUPPORTED_RULE[k]!);
     if (!RULE_FIELDS.includes(k)) bad(`unknown attribute \`rule.${k}\`; a rule has ${RULE_FIELDS.map((f) => `\`${f}\``).join(', ')}`);
   }
   const rule: CurationRule = {};
@@ -192,7 +192,7 @@ function checkFilterSyntax(text: string, where: string): void {
 export function validateCuration(store: Store, id: string, body: unknown, collection?: CollectionRecord): CurationItem {
   if (!isPlainObject(body)) bad('a curation rule must be a JSON object with `rule`');
   for (const k of Object.keys(body)) {
-    if (UNSUPPORTED[k]) bad(UNSUPPORTED[k]);
+    if (Object.hasOwn(UNSUPPORTED, k)) bad(UNSUPPORTED[k]!);
     if (!FIELDS.includes(k)) bad(`unknown curation attribute \`${k}\`; a rule has ${FIELDS.map((f) => `\`${f}\``).join(', ')}`);
   }
   const rule = checkRule(body.rule);
@@ -225,6 +225,8 @@ export function validateCuration(store: Store, id: string, body: unknown, collec
   if (to !== undefined) item.effective_to_ts = to;
   if (body.metadata !== undefined && body.metadata !== null) {
     if (!isPlainObject(body.metadata)) bad('`metadata` must be a JSON object (it is returned as the response\'s `metadata` when the rule applies)');
+    const proto = protoKeyPath(body.metadata, 'metadata');
+    if (proto) bad(protoKeyMessage(proto));
     item.metadata = body.metadata;
   }
   const acts = item.includes || item.excludes || item.filter_by || item.sort_by || item.replace_query !== undefined || item.metadata || item.remove_matched_tokens === true;

@@ -8,7 +8,7 @@
  */
 import { INPUT_LIMITS, MAX_ID_LENGTH } from '../defaults.js';
 import { FathomError } from '../errors.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject, ownValue } from '../json.js';
 import type { Field, FieldDef, FieldType, Schema } from '../schema/schema.js';
 import { checkImage, ImageError } from '../embed/image/format.js';
 import { coerceGeo } from '../geo/values.js';
@@ -518,21 +518,21 @@ function ancestorObjectField(schema: Schema, name: string): Field | undefined {
 }
 
 function hasPath(doc: Record<string, unknown>, name: string): boolean {
-  if (name in doc) return true;
+  if (Object.hasOwn(doc, name)) return true;
   return getPath(doc, name) !== undefined;
 }
 
-/** Value at a dotted path (arrays of objects collect their members' values). */
+/** Value at a dotted path (arrays of objects collect their members' values); own keys only. */
 export function getPath(doc: Record<string, unknown>, name: string): unknown {
-  if (name in doc) return doc[name];
+  if (Object.hasOwn(doc, name)) return doc[name];
   const parts = name.split('.');
   let cur: unknown = doc;
   for (const p of parts) {
     if (Array.isArray(cur)) {
       const vals: unknown[] = [];
       for (const el of cur) {
-        if (isPlainObject(el) && el[p] !== undefined) {
-          const v = el[p];
+        const v = isPlainObject(el) ? ownValue(el, p) : undefined;
+        if (v !== undefined) {
           if (Array.isArray(v)) {
             for (const x of v) vals.push(x);
           } else vals.push(v);
@@ -540,7 +540,7 @@ export function getPath(doc: Record<string, unknown>, name: string): unknown {
       }
       cur = vals.length ? vals : undefined;
     } else if (isPlainObject(cur)) {
-      cur = cur[p];
+      cur = ownValue(cur, p);
     } else return undefined;
     if (cur === undefined) return undefined;
   }

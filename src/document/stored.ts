@@ -5,6 +5,7 @@
  * `withVectors` puts the values back (at the end of the document) when a response wants
  * them. Their numbers therefore come back at float32 precision.
  */
+import { setOwn } from '../json.js';
 import type { Field, Schema } from '../schema/schema.js';
 import type { Store } from '../storage/store.js';
 import { getVector } from '../vector/vecstore.js';
@@ -25,7 +26,7 @@ export function isUnstored(f: Field): boolean {
 export function stripVectors(schema: Schema, doc: Record<string, unknown>): Record<string, unknown> {
   let out = doc;
   for (const f of schema.fields) {
-    if (!((f.kind === 'vector' && !f.name.includes('.')) || isUnstored(f)) || !(f.name in doc)) continue;
+    if (!((f.kind === 'vector' && !f.name.includes('.')) || isUnstored(f)) || !Object.hasOwn(doc, f.name)) continue;
     if (out === doc) out = { ...doc };
     delete out[f.name];
   }
@@ -44,7 +45,7 @@ export function withVectors(store: Store, schema: Schema, seq: number, doc: Reco
     const v = getVector(store, schema.id, f.id, seq);
     if (!v) continue;
     if (out === doc) out = { ...doc };
-    out[f.name] = Array.from(v);
+    setOwn(out, f.name, Array.from(v));
   }
   return out;
 }
@@ -65,7 +66,7 @@ export function projectionWants(include?: string[], exclude?: string[]): (name: 
 export function withoutUnstored(schema: Schema, doc: Record<string, unknown>): Record<string, unknown> {
   let out = doc;
   for (const f of schema.fields) {
-    if (f.store !== false || !(f.name in doc)) continue;
+    if (f.store !== false || !Object.hasOwn(doc, f.name)) continue;
     if (out === doc) out = { ...doc };
     delete out[f.name];
   }

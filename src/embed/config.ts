@@ -84,7 +84,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 export function parseModelConfig(config: unknown): ModelSpec {
   if (!isPlainObject(config)) bad('`embed.model_config` must be an object');
   for (const key of Object.keys(config)) {
-    if (!(key in MODEL_CONFIG_KEYS)) {
+    if (!Object.hasOwn(MODEL_CONFIG_KEYS, key)) {
       bad(`\`embed.model_config\` has an unknown attribute \`${key}\` (known: ${Object.keys(MODEL_CONFIG_KEYS).join(', ')})`);
     }
   }

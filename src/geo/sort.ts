@@ -10,6 +10,7 @@
  * sorts last. Hits of such a search carry `geo_distance_meters: {field: meters}`.
  */
 import { FathomError } from '../errors.js';
+import { setOwn } from '../json.js';
 import type { Field } from '../schema/schema.js';
 import type { LiveSegment } from '../index/manifest.js';
 import { parseDistance, validLatLng } from './geo.js';
@@ -73,7 +74,7 @@ export function geoDistances(clauses: readonly { kind: string }[] | undefined, s
     const g = c as GeoSort;
     const d = seg.reader.geo(g.field.id)?.distance(ord, g.lat, g.lng);
     if (d === undefined || d !== d) continue;
-    (out ??= {})[g.field.name] = Math.round(d);
+    setOwn((out ??= {}), g.field.name, Math.round(d));
   }
   return out;
 }

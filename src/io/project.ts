@@ -1,8 +1,9 @@
 /**
  * `include_fields` / `exclude_fields`: which parts of a document a response carries.
- * Names are comma-separated; dotted names reach into nested objects.
+ * Names are comma-separated; dotted names reach into nested objects. Only a document's own
+ * keys are read or written: a name such as `constructor` or `__proto__` is a field's.
  */
-import { isPlainObject } from '../json.js';
+import { isPlainObject, ownValue, setOwn } from '../json.js';
 
 export interface Projection {
   include?: string[];
@@ -11,26 +12,29 @@ export interface Projection {
 
 function pick(src: Record<string, unknown>, path: string[], dst: Record<string, unknown>) {
   const [head, ...rest] = path;
-  if (head === undefined || !(head in src)) return;
+  if (head === undefined || !Object.hasOwn(src, head)) return;
   const v = src[head];
   if (rest.length === 0) {
-    dst[head] = v;
+    setOwn(dst, head, v);
     return;
   }
+  const had = ownValue(dst, head);
   if (isPlainObject(v)) {
-    const sub = (isPlainObject(dst[head]) ? dst[head] : (dst[head] = {})) as Record<string, unknown>;
-    pick(v, rest, sub);
+    let sub = had;
+    if (!isPlainObject(sub)) setOwn(dst, head, (sub = {}));
+    pick(v, rest, sub as Record<string, unknown>);
   } else if (Array.isArray(v)) {
-    const arr = (Array.isArray(dst[head]) ? dst[head] : (dst[head] = v.map(() => ({})))) as Record<string, unknown>[];
+    let arr = had;
+    if (!Array.isArray(arr)) setOwn(dst, head, (arr = v.map(() => ({}))));
     v.forEach((el, i) => {
-      if (isPlainObject(el)) pick(el, rest, arr[i]!);
+      if (isPlainObject(el)) pick(el, rest, (arr as Record<string, unknown>[])[i]!);
     });
   }
 }
 
 function drop(obj: Record<string, unknown>, path: string[]) {
   const [head, ...rest] = path;
-  if (head === undefined || !(head in obj)) return;
+  if (head === undefined || !Object.hasOwn(obj, head)) return;
   if (rest.length === 0) {
     delete obj[head];
     return;
@@ -38,20 +42,20 @@ function drop(obj: Record<string, unknown>, path: string[]) {
   const v = obj[head];
   if (isPlainObject(v)) {
     const copy = { ...v };
-    obj[head] = copy;
+    setOwn(obj, head, copy);
     drop(copy, rest);
   } else if (Array.isArray(v)) {
-    obj[head] = v.map((el) => {
+    setOwn(obj, head, v.map((el) => {
       if (!isPlainObject(el)) return el;
       const copy = { ...el };
       drop(copy, rest);
       return copy;
-    });
+    }));
   }
 }
 
 function splitPath(doc: Record<string, unknown>, name: string): string[] {
-  return name in doc ? [name] : name.split('.');
+  return Object.hasOwn(doc, name) ? [name] : name.split('.');
 }
 
 /** Applies a projection; returns the document itself when there is nothing to do. */

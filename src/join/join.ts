@@ -16,6 +16,7 @@
  * a key may reach, and the key's bounds on their documents.
  */
 import { FathomError } from '../errors.js';
+import { setOwn } from '../json.js';
 import type { Store } from '../storage/store.js';
 import type { Field, Schema } from '../schema/schema.js';
 import { getSchema, resolveName } from '../collection/catalog.js';
@@ -214,13 +215,14 @@ export function decorateWithJoins(store: Store, outer: Schema, includes: JoinInc
       .filter((d): d is Record<string, unknown> => !!d)
       .map((d) => project(d, { include: star ? undefined : inc.fields, exclude: excludes.get(inc.collection) }));
     if (inc.strategy === 'merge') {
-      for (const d of docs) for (const [k, v] of Object.entries(d)) if (k !== 'id' || star) out[k] = v;
+      for (const d of docs) for (const [k, v] of Object.entries(d)) if (k !== 'id' || star) setOwn(out, k, v);
       continue;
     }
     const key = inc.alias ?? inc.collection;
-    if (inc.strategy === 'nest_array') out[key] = docs;
-    else if (docs.length === 1) out[key] = docs[0];
-    else if (docs.length > 1) out[key] = docs;
+    // (a collection or a field may be named `__proto__`)
+    if (inc.strategy === 'nest_array') setOwn(out, key, docs);
+    else if (docs.length === 1) setOwn(out, key, docs[0]);
+    else if (docs.length > 1) setOwn(out, key, docs);
   }
   return out;
 }

@@ -15,7 +15,7 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { KEY_LIMITS } from '../defaults.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject, setOwn } from '../json.js';
 import type { Store } from '../storage/store.js';
 import { canParentScopedKeys, findParentCandidates, type KeyRecord } from './keys.js';
 import { SCOPE_PARAMS, scopeOf, type SearchScope } from '../query/scope.js';
@@ -86,7 +86,7 @@ export function applyEmbedded(request: Record<string, unknown>, embedded: Record
   const params: Record<string, unknown> = { ...request };
   for (const [k, v] of Object.entries(embedded)) {
     if (KEY_ONLY_PARAMS.has(k) || (SCOPE_PARAMS as readonly string[]).includes(k)) continue;
-    params[k] = v;
+    setOwn(params, k, v);
   }
   const scope = scopeOf(embedded);
   return scope ? { params, scope } : { params };

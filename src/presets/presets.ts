@@ -18,7 +18,7 @@
 import { commit } from '../cluster/command.js';
 import { RULE_LIMITS } from '../defaults.js';
 import { FathomError } from '../errors.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject, protoKeyMessage, protoKeyPath, setOwn } from '../json.js';
 import { write, type Store } from '../storage/store.js';
 import { checkName } from '../rulesets/rulesets.js';
 
@@ -40,6 +40,8 @@ export function validatePreset(name: string, body: unknown): Preset {
   if (body.name !== undefined && body.name !== name) bad(`the preset's \`name\` (${JSON.stringify(body.name)}) differs from the name in the path (${JSON.stringify(name)})`);
   const value = body.value;
   if (!isPlainObject(value)) bad('a preset needs `value`: an object of search parameters, or a multi_search body `{"searches": [...]}`');
+  const proto = protoKeyPath(value, 'value');
+  if (proto) bad(protoKeyMessage(proto));
   if (value.searches !== undefined) {
     const searches = value.searches;
     if (!Array.isArray(searches) || !searches.every((s) => isPlainObject(s))) bad('`value.searches` must be an array of searches (objects of search parameters)');
@@ -125,7 +127,7 @@ export function withPreset(store: Store, raw: Record<string, unknown>): Record<s
     if (p.value.searches !== undefined) {
       throw new FathomError('BAD_PARAMETER', `preset \`${name}\` holds a multi_search body (\`searches\`): name it in the query string of a POST /multi_search with an empty \`searches\` array`);
     }
-    for (const [k, v] of Object.entries(p.value)) if (k !== 'preset' && !(k in out)) out[k] = v;
+    for (const [k, v] of Object.entries(p.value)) if (k !== 'preset' && !Object.hasOwn(out, k)) setOwn(out, k, v);
     name = presetName(p.value.preset);
   }
   return out;

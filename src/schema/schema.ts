@@ -9,7 +9,7 @@
 import { maskSecret } from '../llm/config.js';
 import { FIELD_DEFAULTS, HNSW_DEFAULTS, MAX_NAME_LENGTH } from '../defaults.js';
 import { FathomError } from '../errors.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject, protoKeyMessage, protoKeyPath } from '../json.js';
 import { parseVoiceModel } from '../voice/config.js';
 import { namePattern, patternProblem, type NamePattern } from '../pattern.js';
 
@@ -484,6 +484,8 @@ export function validateCollectionSchema(raw: unknown): Omit<CollectionRecord, '
     vqm = { ...(raw.voice_query_model as { model_name: string; [k: string]: string }) };
   }
   if (raw.metadata !== undefined && !isPlainObject(raw.metadata)) bad('`metadata` must be an object');
+  const proto = protoKeyPath(raw.metadata, 'metadata');
+  if (proto) bad(protoKeyMessage(proto));
   const synonymSets = setNames(raw.synonym_sets, 'synonym_sets');
   const curationSets = setNames(raw.curation_sets, 'curation_sets');
   return {

@@ -8,6 +8,7 @@
  */
 import { current } from './budget.js';
 import { getPath } from '../document/document.js';
+import { ownValue, setOwn } from '../json.js';
 import { TokenMarks, type TermLookup, type Tokenizer } from '../tokenizer/tokenizer.js';
 
 export interface HighlightOptions {
@@ -92,15 +93,17 @@ function highlightText(text: string, f: HighlightField, o: HighlightOptions): On
   return one;
 }
 
+/** Sets `v` at a dotted path of own keys, making the objects on the way (a key may be `__proto__`). */
 function setPath(obj: Record<string, unknown>, path: string, v: unknown) {
   const parts = path.split('.');
   let cur = obj;
   for (let i = 0; i < parts.length - 1; i++) {
     const p = parts[i]!;
-    if (typeof cur[p] !== 'object' || cur[p] === null) cur[p] = {};
-    cur = cur[p] as Record<string, unknown>;
+    let next = ownValue(cur, p);
+    if (typeof next !== 'object' || next === null) setOwn(cur, p, (next = {}));
+    cur = next as Record<string, unknown>;
   }
-  cur[parts[parts.length - 1]!] = v;
+  setOwn(cur, parts[parts.length - 1]!, v);
 }
 
 /**
@@ -154,8 +157,8 @@ export function highlightDocument(doc: Record<string, unknown>, fields: Highligh
     }
   }
   if (highlights.length > 0) {
-    if (!('full' in highlight)) highlight.full = full;
-    if (!('snippet' in highlight)) highlight.snippet = snip;
+    if (!Object.hasOwn(highlight, 'full')) highlight.full = full;
+    if (!Object.hasOwn(highlight, 'snippet')) highlight.snippet = snip;
   }
   return { highlight, highlights };
 }

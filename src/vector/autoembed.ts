@@ -18,7 +18,7 @@ import type { Store } from '../storage/store.js';
 import type { CollectionRecord, Field, FieldDef, Schema } from '../schema/schema.js';
 import { getSchema } from '../collection/catalog.js';
 import { parseLineOp, type BatchOp } from '../collection/writer.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject, ownValue, setOwn } from '../json.js';
 import { getPath, validateId } from '../document/document.js';
 import { loadDocument } from '../document/stored.js';
 import { cachedEmbedQuery, l2normalize, loadEmbedder, parseModelConfig, type EmbedEnv, type Embedder } from '../embed/index.js';
@@ -150,10 +150,11 @@ export async function enrichOps(store: Store, collection: string, ops: BatchOp[]
     const partial = op.action === 'update' || op.action === 'emplace';
     const merged = partial && previous ? { ...previous, ...doc } : doc;
     for (const f of fields) {
-      if (doc[f.name] !== undefined && doc[f.name] !== null) continue; // a vector given by the caller is kept
+      const given = ownValue(doc, f.name);
+      if (given !== undefined && given !== null) continue; // a vector given by the caller is kept
       const src = sources(schema, f, merged);
       if (src === undefined) continue;
-      if (partial && previous && previous[f.name] !== undefined) {
+      if (partial && previous && ownValue(previous, f.name) !== undefined) {
         if (sameSources(src, sources(schema, f, previous))) continue; // unchanged sources
         if (src.unsentImage) continue; // the image is not stored: the vector made with it stays
       }
@@ -178,7 +179,7 @@ export async function enrichOps(store: Store, collection: string, ops: BatchOp[]
       if (r instanceof Error) failed.set(p.op, r);
       else {
         const v = vectors.get(p.op) ?? {};
-        v[p.field.name] = Array.from(r);
+        setOwn(v, p.field.name, Array.from(r));
         vectors.set(p.op, v);
       }
     });
