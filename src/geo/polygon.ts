@@ -115,6 +115,11 @@ export class SphericalPolygon {
     return sum;
   }
 
+  /** How many edges the exact test reads for a point. */
+  get edges(): number {
+    return this.ax.length;
+  }
+
   /** Whether the point (lat, lng), in degrees, lies in the polygon. */
   contains(lat: number, lng: number): boolean {
     const c = Math.cos(lat * RAD);
