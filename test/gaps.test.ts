@@ -327,15 +327,17 @@ describe('search parameters: implemented, or refused with 400 naming them', () =
     expect((all.hits![0]!.document as { id: string }).id).toBe('1');
   });
 
-  it('carries highlight.full and highlight.snippet, and leaves out highlights with enable_highlight_v1=false', async () => {
-    const res = await client.collections('items').documents().search({ q: 'lamp', query_by: 'title', per_page: 1 });
+  it('shapes highlight like the document, and leaves out highlights with enable_highlight_v1=false', async () => {
+    const res = await client.collections('items').documents().search({ q: 'lamp', query_by: 'title', per_page: 1, highlight_full_fields: 'title' });
     const h = res.hits![0]!;
-    const id = (h.document as { id: string; title: string });
-    expect(h.highlight).toMatchObject({ title: { matched_tokens: ['lamp'] }, full: { title: id.title.replace('lamp', '<mark>lamp</mark>') }, snippet: { title: id.title.replace('lamp', '<mark>lamp</mark>') } });
+    const doc = h.document as { id: string; title: string };
+    const marked = doc.title.replace('lamp', '<mark>lamp</mark>');
+    // (no top-level `full` or `snippet`: the InstantSearch adapter would take those for the older format)
+    expect(h.highlight).toEqual({ title: { matched_tokens: ['lamp'], snippet: marked, value: marked } });
     expect(h.highlights).toHaveLength(1);
     const v2 = await client.collections('items').documents().search({ q: 'lamp', query_by: 'title', per_page: 1, enable_highlight_v1: false });
     expect(v2.hits![0]).not.toHaveProperty('highlights');
-    expect(v2.hits![0]!.highlight).toHaveProperty('full');
+    expect(v2.hits![0]!.highlight).toEqual({ title: { matched_tokens: ['lamp'], snippet: marked } });
   });
 });
 

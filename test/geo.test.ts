@@ -9,7 +9,8 @@ import { Client } from 'typesense';
 import { open } from 'lmdb';
 import { GeoAcc, GeoColumn } from '../src/geo/column.js';
 import { Blob } from '../src/index/codec.js';
-import { haversine, inPolygon, inShape, parseDistance, polygon } from '../src/geo/geo.js';
+import { haversine, inShape, parseDistance, polygon } from '../src/geo/geo.js';
+import { SphericalPolygon } from '../src/geo/polygon.js';
 import { SEGMENT_FORMAT, TAG } from '../src/index/segment.js';
 import { snapshot } from '../src/index/manifest.js';
 import { startServer, type RunningServer } from '../src/server/serve.js';
@@ -126,12 +127,117 @@ describe('the k-d tree of a segment against a brute-force haversine scan', () =>
     );
   });
 
-  it('places a point inside a square and not outside it', () => {
-    const lats = Float64Array.of(0, 0, 10, 10);
-    const lngs = Float64Array.of(0, 10, 10, 0);
-    expect(inPolygon(5, 5, lats, lngs)).toBe(true);
-    expect(inPolygon(15, 5, lats, lngs)).toBe(false);
-    expect(inPolygon(5, -1, lats, lngs)).toBe(false);
+  it('places a point inside a square and not outside it, whichever way its vertices turn', () => {
+    for (const [lats, lngs] of [[Float64Array.of(0, 0, 10, 10), Float64Array.of(0, 10, 10, 0)], [Float64Array.of(10, 10, 0, 0), Float64Array.of(0, 10, 10, 0)]] as const) {
+      const sq = new SphericalPolygon(lats, lngs);
+      expect([sq.contains(5, 5), sq.contains(15, 5), sq.contains(5, -1)]).toEqual([true, false, false]);
+    }
+  });
+});
+
+/**
+ * The reference for polygons: the gnomonic projection from the Earth's centre onto the plane
+ * touching the sphere at `c`, which maps every great circle to a straight line, so that a
+ * geodesic polygon in the hemisphere around `c` is a plane polygon there; a ray cast decides.
+ */
+function gnomonicContains(c: [number, number], vs: Array<[number, number]>, p: [number, number]): boolean | undefined {
+  const r = Math.PI / 180;
+  const proj = ([lat, lng]: [number, number]): [number, number] | undefined => {
+    const cosc = Math.sin(c[0] * r) * Math.sin(lat * r) + Math.cos(c[0] * r) * Math.cos(lat * r) * Math.cos((lng - c[1]) * r);
+    if (cosc <= 0.05) return undefined;
+    const x = (Math.cos(lat * r) * Math.sin((lng - c[1]) * r)) / cosc;
+    const y = (Math.cos(c[0] * r) * Math.sin(lat * r) - Math.sin(c[0] * r) * Math.cos(lat * r) * Math.cos((lng - c[1]) * r)) / cosc;
+    return [x, y];
+  };
+  const q = proj(p);
+  const ps = vs.map(proj);
+  if (!q || ps.some((v) => !v)) return undefined;
+  let inside = false;
+  for (let i = 0, j = ps.length - 1; i < ps.length; j = i++) {
+    const [xi, yi] = ps[i]!;
+    const [xj, yj] = ps[j]!;
+    // (a point within rounding of an edge may fall either way: no verdict)
+    const cross = (xj - xi) * (q[1] - yi) - (yj - yi) * (q[0] - xi);
+    const len = Math.hypot(xj - xi, yj - yi);
+    const t = ((q[0] - xi) * (xj - xi) + (q[1] - yi) * (yj - yi)) / (len * len);
+    if (Math.abs(cross / len) < 1e-9 && t >= 0 && t <= 1) return undefined;
+    if (yi > q[1] !== yj > q[1] && q[0] < xi + ((q[1] - yi) * (xj - xi)) / (yj - yi)) inside = !inside;
+  }
+  return inside;
+}
+
+/** The point `dist` degrees of arc from (lat, lng) along `bearing` degrees. */
+function destination(lat: number, lng: number, bearing: number, dist: number): [number, number] {
+  const r = Math.PI / 180;
+  const la = Math.asin(Math.sin(lat * r) * Math.cos(dist * r) + Math.cos(lat * r) * Math.sin(dist * r) * Math.cos(bearing * r));
+  const lo = lng * r + Math.atan2(Math.sin(bearing * r) * Math.sin(dist * r) * Math.cos(lat * r), Math.cos(dist * r) - Math.sin(lat * r) * Math.sin(la));
+  return [la / r, ((((lo / r + 180) % 360) + 360) % 360) - 180];
+}
+
+describe('polygons with geodesic edges, as the reference engine builds them', () => {
+  // star-shaped polygons around a centre anywhere (over a pole, across the antimeridian), small or continent-wide
+  const star = fc.record({
+    lat: fc.double({ min: -90, max: 90, noNaN: true }),
+    lng: fc.double({ min: -180, max: 180, noNaN: true }),
+    radius: fc.oneof(fc.integer({ min: 1, max: 100 }).map((k) => k / 100), fc.integer({ min: 1, max: 60 })),
+    spokes: fc.array(fc.tuple(fc.integer({ min: 0, max: 3599 }), fc.integer({ min: 20, max: 100 })), { minLength: 3, maxLength: 12 }),
+    clockwise: fc.boolean(),
+    points: fc.array(fc.tuple(fc.integer({ min: 0, max: 3599 }), fc.integer({ min: 0, max: 150 })), { minLength: 1, maxLength: 40 }),
+  });
+
+  it('holds exactly the points a gnomonic projection puts inside, whichever way the vertices turn', () => {
+    let inside = 0;
+    let outside = 0;
+    fc.assert(
+      fc.property(star, (s) => {
+        // distinct bearings, in order: a simple polygon around the centre
+        const bearings = [...new Set(s.spokes.map(([b]) => b / 10))].sort((a, b) => a - b);
+        if (bearings.length < 3 || bearings.some((b, i) => (bearings[(i + 1) % bearings.length]! - b + 360) % 360 >= 170)) return;
+        let vs = bearings.map((b, i) => destination(s.lat, s.lng, b, (s.radius * s.spokes[i]![1]) / 100));
+        if (s.clockwise) vs = vs.reverse();
+        const shape = polygon(Float64Array.from(vs, (v) => v[0]), Float64Array.from(vs, (v) => v[1]));
+        const col = (() => {
+          const acc = new GeoAcc();
+          s.points.forEach(([b, f], d) => acc.add(d, [destination(s.lat, s.lng, b / 10, (s.radius * f) / 100)]));
+          return new GeoColumn(new Blob(acc.encode(s.points.length)));
+        })();
+        const out = new Uint8Array(s.points.length);
+        col.markShapes([shape], out);
+        s.points.forEach(([b, f], d) => {
+          const p = destination(s.lat, s.lng, b / 10, (s.radius * f) / 100);
+          const want = gnomonicContains([s.lat, s.lng], vs, p);
+          if (want === undefined) return;
+          if (want) inside++;
+          else outside++;
+          expect({ d, p, exact: inShape(shape, p[0], p[1]), indexed: out[d] === 1 }).toEqual({ d, p, exact: want, indexed: want });
+        });
+      }),
+      { numRuns: 400, seed: 42 },
+    );
+    expect(inside).toBeGreaterThan(500);
+    expect(outside).toBeGreaterThan(500);
+  });
+
+  it('bends an edge between two cities towards the pole: the triangle Chicago, New York, Salt Lake City', () => {
+    const tri = new SphericalPolygon(Float64Array.of(41.8781, 40.7128, 40.7608), Float64Array.of(-87.6298, -74.006, -111.891));
+    // O'Hare lies north of the straight line from Salt Lake City to Chicago but south of the
+    // geodesic from Salt Lake City to New York, which passes north of Chicago (42.19° there)
+    expect(tri.contains(41.9786, -87.9048)).toBe(true);
+    // Midway lies south of Chicago: inside the straight-edged triangle, outside the geodesic one
+    expect(tri.contains(41.7868, -87.7522)).toBe(false);
+    expect(tri.contains(42.3, -87.63)).toBe(false);
+    expect(tri.contains(42.1, -87.63)).toBe(true);
+  });
+
+  it('refuses vertices that make no polygon, and drops a last vertex that closes the loop', async () => {
+    const e = openEngine();
+    await e.createCollection({ name: 'p', fields: [{ name: 'location', type: 'geopoint' }] });
+    await e.writeDocument('p', { id: 'a', location: [5, 5] });
+    const bad = async (f: string, msg: RegExp) => expect(e.search('p', { q: '*', filter_by: f })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(msg) });
+    await bad('location:(0, 0, 0, 0, 10, 10)', /at least three distinct vertices/);
+    await bad('location:(0, 0, 0, 180, 10, 10)', /antipodal/);
+    expect((await e.search('p', { q: '*', filter_by: 'location:(0, 0, 0, 10, 10, 10, 10, 0, 0, 0)' })).found).toBe(1);
+    await e.close();
   });
 });
 
@@ -369,5 +475,29 @@ describe('geo search through fathom serve and the typesense client', () => {
     expect((r.results[0] as unknown as { found: number }).found).toBe(3);
     await expect(client.collections('places').documents().search({ q: '*', filter_by: 'location:(48.8, 2.3, 5 lightyears)' })).rejects.toMatchObject({ httpStatus: 400 });
     await expect(client.collections('places').documents().create({ title: 'x', points: 1, location: [200, 1] })).rejects.toMatchObject({ httpStatus: 400 });
+  });
+
+  it('finds the airports of the geodesic triangle Chicago, New York, Salt Lake City, as the reference does', async () => {
+    // airports of the midwest and northeast (IATA code, [lat, lng])
+    const AIRPORTS: Record<string, [number, number]> = {
+      ORD: [41.9786, -87.9048], MDW: [41.7868, -87.7522], DTW: [42.2124, -83.3534], CLE: [41.4117, -81.8498], TOL: [41.5868, -83.8078],
+      PIT: [40.4915, -80.2329], EWR: [40.6895, -74.1745], LGA: [40.7769, -73.874], JFK: [40.6413, -73.7781], SLC: [40.7899, -111.9791],
+      DEN: [39.8561, -104.6737], OMA: [41.3032, -95.8941], DSM: [41.534, -93.6631], CID: [41.8847, -91.7108], MLI: [41.4485, -90.5075],
+      RFD: [42.1954, -89.0972], MKE: [42.9472, -87.8966], SBN: [41.7087, -86.3173], FWA: [40.9785, -85.1951], CAK: [40.9161, -81.4422],
+      ERI: [42.0831, -80.1739], BUF: [42.9405, -78.7322], ELM: [42.1599, -76.8916], ABE: [40.6521, -75.4408], LNK: [40.851, -96.7592],
+      CYS: [41.1557, -104.8118], RKS: [41.5942, -109.0652], IND: [39.7173, -86.2944], AVP: [41.3385, -75.7234], MSN: [43.1399, -89.3375],
+      MSP: [44.8848, -93.2223], SUX: [42.4026, -96.3844], DBQ: [42.402, -90.7095], ALO: [42.5571, -92.4003], GRI: [40.9675, -98.3096],
+    };
+    await client.collections().create({ name: 'airports', fields: [{ name: 'iata_code', type: 'string' }, { name: 'location', type: 'geopoint' }] });
+    await client.collections('airports').documents().import(Object.entries(AIRPORTS).map(([iata_code, location]) => ({ id: iata_code, iata_code, location })), { action: 'create' });
+    const triangle = 'location:(41.8781, -87.6298, 40.7128, -74.006, 40.7608, -111.891)';
+    const r = await client.collections('airports').documents().search({ q: '*', filter_by: triangle, per_page: 50 });
+    // the geodesic from Salt Lake City to New York passes north of Chicago: the triangle is a
+    // sliver north of the edges through Chicago (straight edges in lat/lng would hold MDW,
+    // OMA, DSM, MLI, SBN, FWA, CAK, LNK and GRI instead)
+    expect(r.hits!.map((h) => (h.document as { id: string }).id).sort()).toEqual(['ORD', 'RFD']);
+    // the reference's answer whichever way the vertices turn
+    const reversed = await client.collections('airports').documents().search({ q: '*', filter_by: 'location:(40.7608, -111.891, 40.7128, -74.006, 41.8781, -87.6298)', per_page: 50 });
+    expect(reversed.found).toBe(2);
   });
 });

@@ -65,7 +65,7 @@ describe('match strategies', () => {
       const plan = planSearch(e.store, 'docs', parseSearchParams(raw));
       const tokens = plan.words.tokens.map((_, t) => t);
       if (tokens.length === 0) continue;
-      const candidates = new CandidateRounds(plan, snap.segments).at(plan.words.maxTypos, 'all');
+      const candidates = new CandidateRounds(plan, snap.segments, snap.segments.map(() => null)).at(plan.words.maxTypos, 'all');
       const allow = r() < 0.3 ? snap.segments.map((s) => Uint8Array.from({ length: s.reader.n }, () => (r() < 0.7 ? 1 : 0))) : null;
       const run = (strategy: MatchStrategy) => {
         const out: string[] = [];

@@ -154,6 +154,15 @@ const hostile = fc.oneof(
     min_len_2typo: 2,
     max_candidates: SEARCH_LIMITS.maxCandidates,
   })),
+  // typo and prefix expansions under a filter that allows one document (each term offered is checked against it)
+  fc.tuple(fc.array(word, { minLength: 1, maxLength: 8 }), fc.integer({ min: 0, max: 299 })).map(([ws, k]) => ({
+    q: ws.join(' '),
+    filter_by: `size:=${k * 13}`,
+    num_typos: 2,
+    min_len_1typo: 1,
+    min_len_2typo: 2,
+    max_candidates: SEARCH_LIMITS.maxCandidates,
+  })),
   // wildcards with heavy filters
   fc.array(fc.integer({ min: 0, max: 4000 }), { minLength: 1, maxLength: 60 }).map((ns) => ({
     q: '*',

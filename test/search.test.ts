@@ -685,6 +685,57 @@ describe('typo tolerance', () => {
     await e.close();
   });
 
+  it('chooses, under a filter, the same among the terms some allowed document holds (the word itself always)', async () => {
+    const letters = 'abcd';
+    const { r, word } = wordMaker(37, letters, 6);
+    const vocab = Array.from({ length: 1200 }, word);
+    const e = await titleAndBody();
+    const docs = Array.from({ length: 500 }, (_, i) => ({ id: String(i), title: Array.from({ length: 3 }, () => vocab[Math.floor(r() * r() * 600)]).join(' '), body: Array.from({ length: 5 }, () => vocab[300 + Math.floor(r() * r() * 900)]).join(' ') }));
+    await e.import('c', [Buffer.from(docs.map((d) => JSON.stringify(d)).join('\n'))], { batchSize: 1000 }, () => {});
+    const schema = getSchema(e.store, 'c');
+    const segs = snapshot(e.store, schema.id).segments;
+    expect(segs.length).toBe(1);
+    const fields = [schema.field('title')!, schema.field('body')!];
+    let filtered = 0;
+    for (let trial = 0; trial < 24; trial++) {
+      // allowed: a random tenth of the documents (ordinal o is document o: one import, in order)
+      const allowedIds = new Set(docs.filter(() => r() < 0.1).map((d) => d.id));
+      const allow = [Uint8Array.from({ length: segs[0]!.reader.n }, (_, o) => (allowedIds.has(String(o)) ? 1 : 0))];
+      const q = trial % 2 ? word() : vocab[Math.floor(r() * 600)]!;
+      for (const [max, prefix, limit] of [[1, true, 4], [2, false, 4], [0, true, 3], [2, true, 10]] as const) {
+        const got = selectCandidatesShared(segs, fields, q, max, prefix, limit, allow);
+        (['title', 'body'] as const).forEach((name, f) => {
+          const df = new Map<string, number>();
+          const held = new Set<string>();
+          for (const d of docs) {
+            for (const w of new Set(d[name].split(' '))) {
+              df.set(w, (df.get(w) ?? 0) + 1);
+              if (allowedIds.has(d.id)) held.add(w);
+            }
+          }
+          const cost = (term: string) => {
+            const whole = editDistance(q, term);
+            if (!prefix) return whole <= max ? 2 * whole : Infinity;
+            const p = prefixDistance(q, term);
+            return p > max ? Infinity : 2 * p + (whole > p ? 1 : 0);
+          };
+          const all = [...df].map(([term, n]) => ({ term, n, cost: cost(term) })).filter((c) => c.cost < Infinity);
+          // every term the walk keeps is held by an allowed document, or is the word itself
+          for (const c of got[f]!) expect(c.term === q || held.has(c.term), `${q} ${c.term}`).toBe(true);
+          const admitted = all.filter((c) => c.term === q || held.has(c.term));
+          if (admitted.length < all.length) filtered++;
+          admitted.sort((a, b) => a.cost - b.cost || (a.term === q ? -1 : b.term === q ? 1 : 0) || b.n - a.n || (a.term < b.term ? -1 : 1));
+          const want = admitted.slice(0, limit).map(({ term, cost }) => ({ term, cost }));
+          const exact = admitted.find((c) => c.term === q);
+          if (exact && !want.some((c) => c.term === q)) want.unshift({ term: q, cost: 0 });
+          expect(got[f]).toEqual(want);
+        });
+      }
+    }
+    expect(filtered).toBeGreaterThan(30);
+    await e.close();
+  });
+
   /** The distance between q and w's closest prefix: editDistance's table, the smallest cell of its last column. */
 
 });

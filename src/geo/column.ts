@@ -13,6 +13,7 @@
 import { GEO_DEFAULTS } from '../defaults.js';
 import { type Blob, encodeBlob, type Section } from '../index/codec.js';
 import { haversine, inShape, shapeBoxes, type GeoShape } from './geo.js';
+import { current } from '../search/budget.js';
 import { buildKdTree, kdRange, type KdArrays } from './kdtree.js';
 
 /** Section tags of a geo field blob. Never renumber: they are part of the on-disk format. */
@@ -94,17 +95,22 @@ export class GeoColumn {
   /** The documents with a point in any of the shapes: out[ord] = 1. */
   markShapes(shapes: readonly GeoShape[], out: Uint8Array): void {
     for (const shape of shapes) {
+      let tested = 0;
       for (const box of shapeBoxes(shape)) {
         kdRange(
           this.tree,
           this.leaf,
           box,
           (d, lat, lng) => {
-            if (out[d] === 0 && inShape(shape, lat, lng)) out[d] = 1;
+            if (out[d] !== 0) return;
+            tested++;
+            if (inShape(shape, lat, lng)) out[d] = 1;
           },
           this.stack,
         );
       }
+      // (a polygon's exact test reads every edge: counted, never cut, as every filter's work)
+      current().spend(tested * (shape.kind === 'polygon' ? shape.poly.edges : 1));
     }
   }
 

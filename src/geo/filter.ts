@@ -12,6 +12,7 @@
 import { GEO_DEFAULTS } from '../defaults.js';
 import { FathomError } from '../errors.js';
 import { parseDistance, polygon, validLatLng, type GeoShape } from './geo.js';
+import { polygonError } from './polygon.js';
 
 function bad(pos: number, msg: string): never {
   throw new FathomError('BAD_FILTER', `filter_by: ${msg} (at position ${pos})`);
@@ -62,6 +63,8 @@ export function parseGeoShape(field: string, text: string, pos: number): GeoShap
     lngs[i] = numbers[2 * i + 1]!;
     if (!validLatLng(lats[i]!, lngs[i]!)) bad(pos, `\`${field}\`: polygon vertex (${lats[i]}, ${lngs[i]}) is not a valid latitude and longitude`);
   }
+  const error = polygonError(lats, lngs);
+  if (error) bad(pos, `\`${field}\`: ${error}`);
   return polygon(lats, lngs);
 }
 

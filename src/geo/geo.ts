@@ -4,11 +4,10 @@
  *
  * Coordinates are degrees, [lat, lng] as documents hold them. Distances are great-circle
  * distances on a sphere of the Earth's mean radius (haversine), in meters. A polygon's
- * edges are straight lines in (lat, lng) coordinates, and a polygon may not cross the
- * antimeridian (split it in two there); for city-sized polygons this and a geodesic edge
- * differ by centimetres.
+ * edges are geodesics, as the reference engine's (polygon.ts).
  */
 import { GEO_DEFAULTS } from '../defaults.js';
+import { SphericalPolygon } from './polygon.js';
 
 const RAD = Math.PI / 180;
 
@@ -30,13 +29,11 @@ export interface GeoBox {
   maxLat: number;
 }
 
-export type GeoShape =
-  | { kind: 'circle'; lat: number; lng: number; radius: number }
-  | { kind: 'polygon'; lats: Float64Array; lngs: Float64Array; box: GeoBox };
+export type GeoShape = { kind: 'circle'; lat: number; lng: number; radius: number } | { kind: 'polygon'; poly: SphericalPolygon };
 
-/** A polygon shape from its vertices' latitudes and longitudes. */
+/** A polygon shape from its vertices' latitudes and longitudes (polygon.ts polygonError says whether they make one). */
 export function polygon(lats: Float64Array, lngs: Float64Array): GeoShape {
-  return { kind: 'polygon', lats, lngs, box: polygonBox(lats, lngs) };
+  return { kind: 'polygon', poly: new SphericalPolygon(lats, lngs) };
 }
 
 /**
@@ -65,55 +62,15 @@ export function circleBoxes(lat: number, lng: number, radius: number): GeoBox[] 
   return [{ minLng, minLat, maxLng, maxLat }];
 }
 
-/** The bounding box of a polygon's vertices. */
-export function polygonBox(lats: Float64Array, lngs: Float64Array): GeoBox {
-  let minLat = Infinity;
-  let maxLat = -Infinity;
-  let minLng = Infinity;
-  let maxLng = -Infinity;
-  for (let i = 0; i < lats.length; i++) {
-    minLat = Math.min(minLat, lats[i]!);
-    maxLat = Math.max(maxLat, lats[i]!);
-    minLng = Math.min(minLng, lngs[i]!);
-    maxLng = Math.max(maxLng, lngs[i]!);
-  }
-  return { minLng, minLat, maxLng, maxLat };
-}
-
-/**
- * Whether (lat, lng) lies inside the polygon (even-odd rule, by a ray cast along the
- * latitude). Points exactly on an edge may fall either way, as with any ray cast.
- */
-export function inPolygon(lat: number, lng: number, lats: Float64Array, lngs: Float64Array): boolean {
-  let inside = false;
-  const n = lats.length;
-  for (let i = 0, j = n - 1; i < n; j = i++) {
-    const yi = lats[i]!;
-    const yj = lats[j]!;
-    if (yi > lat !== yj > lat) {
-      const xi = lngs[i]!;
-      const xj = lngs[j]!;
-      const x = xi + ((lat - yi) * (xj - xi)) / (yj - yi);
-      if (lng < x) inside = !inside;
-    }
-  }
-  return inside;
-}
-
-/**
- * Whether a point lies in a shape (the exact test after the index's boxes). A polygon
- * holds only points of its bounding box: a ray cast alone may, by rounding, count a point
- * just outside a degenerate polygon's box as inside.
- */
+/** Whether a point lies in a shape (the exact test after the index's boxes). */
 export function inShape(shape: GeoShape, lat: number, lng: number): boolean {
   if (shape.kind === 'circle') return haversine(shape.lat, shape.lng, lat, lng) <= shape.radius;
-  const b = shape.box;
-  return lat >= b.minLat && lat <= b.maxLat && lng >= b.minLng && lng <= b.maxLng && inPolygon(lat, lng, shape.lats, shape.lngs);
+  return shape.poly.contains(lat, lng);
 }
 
 /** The boxes to look a shape up with. */
 export function shapeBoxes(shape: GeoShape): GeoBox[] {
-  return shape.kind === 'circle' ? circleBoxes(shape.lat, shape.lng, shape.radius) : [shape.box];
+  return shape.kind === 'circle' ? circleBoxes(shape.lat, shape.lng, shape.radius) : shape.poly.boxes;
 }
 
 const UNITS: Record<string, number> = { m: 1, km: 1000, mi: 1609.344 };

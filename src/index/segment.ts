@@ -596,6 +596,31 @@ export class TextIndex {
   }
 
   /**
+   * Does term index `t` hold a document whose byte in `mask` is set? Reads its postings
+   * (as docOrdinals does) up to the first such document: the number read (1..df) when
+   * there is one, minus the number read (-df) when there is none.
+   */
+  postingsUntil(t: number, mask: Uint8Array): number {
+    const df = this.docFreq[t]!;
+    const buf = this.postings;
+    let p = this.postOffsets[t]!;
+    let d = 0;
+    for (let i = 0; i < df; i++) {
+      let byte = buf[p++]!;
+      d += byte & 0x7f;
+      let scale = 128;
+      while (byte >= 0x80) {
+        byte = buf[p++]!;
+        d += (byte & 0x7f) * scale;
+        scale *= 128;
+      }
+      while (buf[p++]! >= 0x80); // tf
+      if (mask[d] !== 0) return i + 1;
+    }
+    return -df;
+  }
+
+  /**
    * The last document ordinal of term index `t`: docOrdinals' sum of deltas, without
    * storing them. For merges that copy postings whole (once per term per source). The
    * varints are read inline, as in docOrdinals: through a ByteReader the merges took longer.

@@ -102,7 +102,7 @@ export const SEARCH_PARAMETERS: readonly SearchParameter[] = [
   { name: 'highlight_start_tag', kind: 'text', default: D.highlight_start_tag, doc: 'put before a highlighted word', flag: true },
   { name: 'highlight_end_tag', kind: 'text', default: D.highlight_end_tag, doc: 'put after a highlighted word', flag: true },
   { name: 'snippet_threshold', kind: 'int', default: D.snippet_threshold, min: 0, max: 1e6, doc: 'fields with fewer words are highlighted whole', flag: true },
-  { name: 'enable_highlight_v1', kind: 'bool', default: true, doc: 'false leaves out `highlights` (the v1 list); `highlight` (v2, with `full` and `snippet`) is always there' },
+  { name: 'enable_highlight_v1', kind: 'bool', default: true, doc: 'false leaves out `highlights` (the v1 list); `highlight` (v2, shaped like the document) is always there' },
   { name: 'search_cutoff_ms', kind: 'int', default: D.search_cutoff_ms, min: 0, max: 1e9, doc: 'stop the search after this long and answer with what was found (0: none; fathom serve bounds it by its --search-cutoff-ms)', flag: true },
   { name: 'vector_query', kind: 'text', doc: 'nearest neighbours, e.g. `embedding:([0.1, 0.2], k: 10)`, `embedding:([], id: 42)`', flag: true },
   { name: 'alpha', kind: 'number', default: VECTOR_DEFAULTS.alpha, min: 0, max: 1, doc: 'the weight of the vector rank in hybrid search', flag: true },

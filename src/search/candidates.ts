@@ -15,6 +15,7 @@ import { termWithinEdits } from '../termdict/distance.js';
 import type { StringTable } from '../termdict/table.js';
 import { grown } from '../arrays.js';
 import type { SearchPlan } from '../query/plan.js';
+import { current } from './budget.js';
 
 export interface Candidate {
   term: string;
@@ -68,6 +69,9 @@ class TopTerms {
   df: Int32Array;
   n = 0;
   private terms: StringTable | null = null;
+  private ti: TextIndex | null = null;
+  /** filter_by's documents in this segment (null: no filter): a term none of them holds is no candidate. */
+  private allow: Uint8Array | null = null;
   private token = '';
   private prefix = false;
   /** Table index of the query token itself: -1 when absent, -2 until looked up. */
@@ -87,9 +91,11 @@ class TopTerms {
     this.df = grown(this.df, size);
   }
 
-  reset(terms: StringTable, token: string, prefix: boolean): void {
+  reset(ti: TextIndex, token: string, prefix: boolean, allow: Uint8Array | null): void {
     this.n = 0;
-    this.terms = terms;
+    this.ti = ti;
+    this.terms = ti.terms;
+    this.allow = allow;
     this.token = token;
     this.prefix = prefix;
     this.exact = -2;
@@ -99,6 +105,21 @@ class TopTerms {
   private exactIndex(): number {
     if (this.exact === -2) this.exact = this.terms!.find(this.token);
     return this.exact;
+  }
+
+  /**
+   * May entry i be kept? Under a filter, only a term some allowed document holds stands for
+   * the word, as in the reference engine, whose prefix and typo expansions are taken among
+   * the filtered documents' terms: a filter must not leave the word's slots
+   * (max_candidates) to terms it removes. The query word itself is always kept, as there.
+   * Read only for an entry that would enter: up to the term's first allowed posting.
+   */
+  private admits(i: number): boolean {
+    const allow = this.allow;
+    if (allow === null || i === this.exactIndex()) return true;
+    const read = this.ti!.postingsUntil(i, allow);
+    current().spend(read < 0 ? -read : read);
+    return read > 0;
   }
 
   /** Would entry (i, cost, df) come before kept slot s? */
@@ -133,6 +154,7 @@ class TopTerms {
     const { idx, cost: costs, df: dfs } = this;
     let s: number;
     if (this.n < this.cap) {
+      if (!this.admits(i)) return;
       // sift up: the hole rises while its parent comes before the new entry
       s = this.n++;
       while (s > 0) {
@@ -144,7 +166,7 @@ class TopTerms {
         s = p;
       }
     } else {
-      if (!this.before(i, cost, df, 0)) return;
+      if (!this.before(i, cost, df, 0) || !this.admits(i)) return;
       // replace the worst: the hole sinks while the new entry comes before its worse child
       s = 0;
       for (;;) {
@@ -189,7 +211,7 @@ class TopTerms {
   }
 }
 
-/** Chooses the candidate terms for one token in one field, across all segments. */
+/** Chooses the candidate terms for one token in one field, across all segments (`allow`: filter_by's documents per segment, see selectCandidatesShared). */
 export function selectCandidates(
   segments: LiveSegment[],
   field: Field,
@@ -197,8 +219,9 @@ export function selectCandidates(
   maxCost: number,
   prefix: boolean,
   limit: number,
+  allow?: readonly (Uint8Array | null)[],
 ): Candidate[] {
-  return selectCandidatesShared(segments, [field], token, maxCost, prefix, limit)[0]!;
+  return selectCandidatesShared(segments, [field], token, maxCost, prefix, limit, allow)[0]!;
 }
 
 /**
@@ -213,6 +236,9 @@ export function selectCandidates(
  * are then summed over segments and the best `limit` chosen, with the token itself always
  * among them when it is found. With one segment that is exactly the best `limit` of all
  * the terms matched; with several, a term kept in only some segments counts only there.
+ * `allow` (per segment, aligned with `segments`; null: no filter there): filter_by's
+ * documents; a segment keeps only terms one of them holds (TopTerms.admits), counted by
+ * their documents in the whole segment, as the reference engine orders them.
  */
 export function selectCandidatesShared(
   segments: LiveSegment[],
@@ -221,11 +247,14 @@ export function selectCandidatesShared(
   maxCost: number,
   prefix: boolean,
   limit: number,
+  allow?: readonly (Uint8Array | null)[],
 ): Candidate[][] {
   const aggs = fields.map((): Agg => new Map());
   const keep = Math.max(limit * 4, 16);
   const tops = fields.map(() => new TopTerms(keep));
-  for (const seg of segments) {
+  for (let si = 0; si < segments.length; si++) {
+    const seg = segments[si]!;
+    const segAllow = allow?.[si] ?? null;
     // the fields with a text index in this segment
     const tis: TextIndex[] = [];
     const fieldTops: TopTerms[] = [];
@@ -236,7 +265,7 @@ export function selectCandidatesShared(
       if (!ti) continue;
       tis.push(ti);
       const top = tops[f]!;
-      top.reset(ti.terms, token, prefix);
+      top.reset(ti, token, prefix, segAllow);
       fieldTops.push(top);
       fieldAggs.push(aggs[f]!);
       ids.push(fields[f]!.id);
@@ -332,6 +361,8 @@ export class CandidateRounds {
   constructor(
     private readonly plan: SearchPlan,
     private readonly segs: LiveSegment[],
+    /** filter_by's documents per segment (keyword.ts SegmentMasks.allow): candidates are terms they hold. */
+    private readonly allow: readonly (Uint8Array | null)[],
     /** The infix modes whose fields also take words found inside document words (`always`; with `fallback` for the fallback rounds). */
     private readonly infix: ReadonlySet<string> = ALWAYS,
   ) {}
@@ -368,10 +399,10 @@ export class CandidateRounds {
       // glued words' parts too (not for a phrase's words, which must be whole and adjacent)
       const parts = params.split_join_tokens !== 'off' && !words.inPhrase.has(t);
       for (const { word, allowed, prefix, members } of groups.values()) {
-        const lists = selectCandidatesShared(this.segs, members.map((g) => fields[g]!.field), word, allowed, prefix, params.max_candidates);
+        const lists = selectCandidatesShared(this.segs, members.map((g) => fields[g]!.field), word, allowed, prefix, params.max_candidates, this.allow);
         if (parts) {
           const ids = members.map((g) => ({ id: partsColumnId(fields[g]!.field.id) }));
-          const partLists = selectCandidatesShared(this.segs, ids, word, allowed, prefix, params.max_candidates);
+          const partLists = selectCandidatesShared(this.segs, ids, word, allowed, prefix, params.max_candidates, this.allow);
           partLists.forEach((pl, k) => {
             if (pl.length === 0) return;
             // A part of a glued word (`aware` in `unit-aware`) costs what the word costs, so that

@@ -31,8 +31,6 @@ interface One {
   matched_tokens: string[];
   snippet: string;
   value?: string;
-  /** The whole value with its matches marked (for `highlight.full`). */
-  whole: string;
 }
 
 function mark(text: string, m: TokenMarks, from: number, to: number, o: HighlightOptions): string {
@@ -87,9 +85,8 @@ function highlightText(text: string, f: HighlightField, o: HighlightOptions): On
     if (from > 0) snippet = snippet.trimStart();
     if (to < n - 1) snippet = snippet.trimEnd();
   }
-  const whole = mark(text, m, 0, n - 1, o);
-  const one: One = { matched_tokens: matched, snippet, whole };
-  if (f.full) one.value = whole;
+  const one: One = { matched_tokens: matched, snippet };
+  if (f.full) one.value = mark(text, m, 0, n - 1, o);
   return one;
 }
 
@@ -108,17 +105,15 @@ function setPath(obj: Record<string, unknown>, path: string, v: unknown) {
 
 /**
  * `highlight` (v2) and `highlights` (v1, a list). `highlight` mirrors the document: each
- * highlighted field has `{matched_tokens, snippet, value?}` (what the clients and the
- * InstantSearch adapter read), and beside them two objects shaped like the document,
- * `full` (each field's whole value, matches marked) and `snippet` (each field's snippet),
- * as the spec's response shape has them. A document with a top-level field named `full`
- * or `snippet` keeps that field's own entry instead.
+ * highlighted field has `{matched_tokens, snippet, value?}`, and nothing else is beside
+ * them, as the reference engine answers since its 0.24 highlight format: the InstantSearch
+ * adapter reads a `highlight` holding top-level `full` or `snippet` keys as the older
+ * format and takes field values from `highlights` instead, where a field without
+ * `highlight_full_fields` has no value (an empty hit on the page).
  */
 export function highlightDocument(doc: Record<string, unknown>, fields: HighlightField[], o: HighlightOptions): { highlight: Record<string, unknown>; highlights: Record<string, unknown>[] } {
   const highlight: Record<string, unknown> = {};
   const highlights: Record<string, unknown>[] = [];
-  const full: Record<string, unknown> = {};
-  const snip: Record<string, unknown> = {};
   const budget = current();
   for (const f of fields) {
     const v = getPath(doc, f.name);
@@ -133,8 +128,6 @@ export function highlightDocument(doc: Record<string, unknown>, fields: Highligh
         f.name,
         per.map((h, i) => (h ? { matched_tokens: h.matched_tokens, snippet: h.snippet, ...(h.value !== undefined ? { value: h.value } : {}) } : { matched_tokens: [], snippet: plainOf(i) })),
       );
-      setPath(full, f.name, per.map((h, i) => h?.whole ?? plainOf(i)));
-      setPath(snip, f.name, per.map((h, i) => h?.snippet ?? plainOf(i)));
       const indices: number[] = [];
       const snippets: string[] = [];
       const matched: string[][] = [];
@@ -151,14 +144,8 @@ export function highlightDocument(doc: Record<string, unknown>, fields: Highligh
       const h = highlightText(v, f, o);
       if (!h) continue;
       setPath(highlight, f.name, { matched_tokens: h.matched_tokens, snippet: h.snippet, ...(h.value !== undefined ? { value: h.value } : {}) });
-      setPath(full, f.name, h.whole);
-      setPath(snip, f.name, h.snippet);
       highlights.push({ field: f.name, matched_tokens: h.matched_tokens, snippet: h.snippet, ...(h.value !== undefined ? { value: h.value } : {}) });
     }
-  }
-  if (highlights.length > 0) {
-    if (!Object.hasOwn(highlight, 'full')) highlight.full = full;
-    if (!Object.hasOwn(highlight, 'snippet')) highlight.snippet = snip;
   }
   return { highlight, highlights };
 }

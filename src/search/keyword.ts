@@ -120,7 +120,7 @@ export function runRounds(plan: SearchPlan, segs: LiveSegment[], masks: SegmentM
   const T = words.tokens.length;
   const seen = new Seen(segs, masks);
   const all = words.tokens.map((_, t) => t);
-  const rounds = new CandidateRounds(plan, segs);
+  const rounds = new CandidateRounds(plan, segs, masks.allow);
   // (one set of statistics for the whole search: the rarity tie-break does not depend on segments)
   const stats = new CorpusStats(segs);
   const typed = typoRounds(plan, rounds, all, 0, segs, masks, seen, sink, shouldStop, stats);
@@ -128,7 +128,7 @@ export function runRounds(plan: SearchPlan, segs: LiveSegment[], masks: SegmentM
   let first = typed.first;
   // infix=fallback: words found inside document words, when nothing matched as typed
   if (sink.found() === 0 && plan.fields.some((f) => f.infix === 'fallback')) {
-    const r = typoRounds(plan, new CandidateRounds(plan, segs, WITH_FALLBACK), all, 0, segs, masks, seen, sink, shouldStop, stats);
+    const r = typoRounds(plan, new CandidateRounds(plan, segs, masks.allow, WITH_FALLBACK), all, 0, segs, masks, seen, sink, shouldStop, stats);
     // (the same words, with more candidates: their table replaces the first for highlighting)
     if (r.first) first = r.first;
     if (r.stopped) return first!;
@@ -139,7 +139,7 @@ export function runRounds(plan: SearchPlan, segs: LiveSegment[], masks: SegmentM
     if (resolved) {
       const alt: SearchPlan = { ...plan, words: queryWordsFor(plan, resolved) };
       // (a match of the joined or split words stands for every word as typed, a space taken for a typo)
-      const r = typoRounds(alt, new CandidateRounds(alt, segs), alt.words.tokens.map((_, t) => t), 0, segs, masks, seen, sink, shouldStop, stats, (score) => respaced(score, T, SPACE_COST));
+      const r = typoRounds(alt, new CandidateRounds(alt, segs, masks.allow), alt.words.tokens.map((_, t) => t), 0, segs, masks, seen, sink, shouldStop, stats, (score) => respaced(score, T, SPACE_COST));
       if (r.first) first = first ? [...first, ...r.first] : r.first;
       if (r.stopped) return first!;
     }
