@@ -55,6 +55,13 @@ export function copyState(s: CollectionState): CollectionState {
 
 const readers = new Map<string, SegmentReader>();
 const bitmaps = new Map<string, { del: number; bits: Uint8Array }>();
+/**
+ * The state each collection's cached readers were last checked against. A process that does
+ * not merge (a serving process of a cluster: its primary merges) sees segments disappear only
+ * here, as a new state; so each new state evicts the readers and bitmaps of segments it no
+ * longer lists, which would otherwise stay cached (each with a copy of its blob) for good.
+ */
+const checked = new Map<string, CollectionState>();
 
 function cacheKey(store: Store, collId: number, segId: number) {
   return `${store.dir}\u0000${collId}\u0000${segId}`;
@@ -91,6 +98,7 @@ export function evictSegments(store: Store, collId: number, live: Iterable<numbe
   const prefix = `${store.dir}\u0000${collId}\u0000`;
   for (const k of readers.keys()) if (k.startsWith(prefix) && !keep.has(k)) readers.delete(k);
   for (const k of bitmaps.keys()) if (k.startsWith(prefix) && !keep.has(k)) bitmaps.delete(k);
+  checked.delete(cacheKey(store, collId, -1));
 }
 
 /** Forgets everything cached for a data directory (on close). */
@@ -98,6 +106,12 @@ export function evictStore(store: Store): void {
   const prefix = `${store.dir}\u0000`;
   for (const k of readers.keys()) if (k.startsWith(prefix)) readers.delete(k);
   for (const k of bitmaps.keys()) if (k.startsWith(prefix)) bitmaps.delete(k);
+  for (const k of checked.keys()) if (k.startsWith(prefix)) checked.delete(k);
+}
+
+/** How many segment readers the process holds (tests: the cache must follow the manifest). */
+export function cachedSegments(): number {
+  return readers.size;
 }
 
 // A transaction may read segments and bitmaps written earlier in the same commit; when that
@@ -127,6 +141,12 @@ export interface IndexSnapshot {
 /** The collection's index as of now. Must be used synchronously (one LMDB read snapshot). */
 export function snapshot(store: Store, collId: number): IndexSnapshot {
   const state = readState(store, collId);
+  const ck = cacheKey(store, collId, -1);
+  if (checked.get(ck) !== state) {
+    // (readState hands back the same object while the stored state is unchanged)
+    evictSegments(store, collId, state.segments.map((s) => s.id));
+    checked.set(ck, state);
+  }
   const segments = state.segments.map((info) => ({
     info,
     reader: openSegment(store, collId, info.id),
