@@ -53,7 +53,8 @@ import { deleteDictionary, getDictionary, importDictionary, listDictionaries, pa
 import { planSearch, type EmbeddingNeed } from './query/plan.js';
 import { deleteStopwords, getStopwords, listStopwords, putStopwords, type StopwordSet } from './stopwords/stopwords.js';
 import { naturalLanguageSearch, nlSearchModels, wantsNlQuery, type NlSearchModel } from './nlsearch/nlsearch.js';
-import { createKey, deleteKey, getKey, listKeys, purgeExpiredKeys, type CreatedKey, type KeyView } from './keys/keys.js';
+import { createKey, deleteKey, getKey, keyFinder, listKeys, purgeExpiredKeys, type CreatedKey, type KeyView } from './keys/keys.js';
+import type { KeyFinder } from './keys/redact.js';
 import { Authenticator } from './keys/auth.js';
 import { conversationModels, type ConversationModel } from './conversation/models.js';
 import { deleteConversation, getConversation, listConversations, purgeExpiredConversations, updateConversation, type Conversation } from './conversation/history.js';
@@ -692,6 +693,11 @@ export class Engine {
   /** Checks requests' keys against this directory's keys (and a bootstrap key, never stored). */
   authenticator(bootstrapKey?: string): Authenticator {
     return new Authenticator(this.store, bootstrapKey);
+  }
+
+  /** Finds this directory's key values (and the bootstrap key) in text, to mask them in logs; kept current as keys are created. */
+  keyFinder(bootstrapKey?: string): () => KeyFinder {
+    return keyFinder(this.store, bootstrapKey);
   }
 
   /** Deletes expired keys that have `autodelete`, and expired conversations. */
