@@ -22,7 +22,7 @@ import {
 } from './collection/catalog.js';
 import { applyBatch, type BatchOp, type OpResult, type WriteAction, type WriteHooks } from './collection/writer.js';
 import type { DirtyValues } from './document/document.js';
-import { copyRecord } from './schema/schema.js';
+import { copyRecord, sealSchemaSecrets } from './schema/schema.js';
 import { importLines, type ImportOptions, type ImportSummary, type ResultSink } from './io/import.js';
 import { exportDocuments, exportLines, type ExportOptions } from './io/export.js';
 import { Merger } from './index/merger.js';
@@ -206,6 +206,8 @@ export class Engine {
       const { num_documents: _n, created_at: _c, ...copy } = src;
       schema = { ...copy, name: schema.name };
     }
+    // credentials sealed before the command is made, so that the stream carries them sealed
+    schema = sealSchemaSecrets(schema);
     // (each node fetches the embedding models into its own directory as it applies this)
     return commit(this.store, { op: 'collection.create', schema }, () =>
       createCollection(this.store, schema, async (valid) => {
