@@ -20,7 +20,7 @@ import { presetsCommand } from '../commands/presets.js';
 import { exploreCommand } from '../commands/explore.js';
 import { conversationsCommand } from '../commands/conversations.js';
 import { askCommand } from '../commands/ask.js';
-import { UsageError, type ExitCode } from '../commands/common.js';
+import { background, backgroundWarning, UsageError, type ExitCode } from '../commands/common.js';
 import { FathomError } from '../src/errors.js';
 import { VERSION } from '../src/version.js';
 import { checkSecretsKey, SECRETS_ENV, secretsKey } from '../src/storage/secrets.js';
@@ -41,12 +41,17 @@ function report(e: unknown, debug: boolean): number {
 export async function main(argv: string[]): Promise<number> {
   let exitCode = 0;
   const debug = argv.includes('--debug');
-  /** Runs a command action, recording its exit status. */
+  background.debug = debug;
+  /** Runs a command action, recording its exit status; background failures make at most one line (common.ts `background`). */
   async function run(fn: () => Promise<ExitCode>): Promise<void> {
     try {
       const code = await fn();
       exitCode = typeof code === 'number' ? code : 0;
+      // (a command that reports its own failure, as an import does, has said what went wrong)
+      const warning = backgroundWarning();
+      if (warning && exitCode === 0) process.stderr.write(`${warning}\n`);
     } catch (e) {
+      backgroundWarning();
       exitCode = report(e, debug);
     }
   }
