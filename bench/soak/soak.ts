@@ -48,13 +48,14 @@ const sampleSeconds = Number(arg('sample', '10'));
 if (!(sampleSeconds >= 1 && sampleSeconds <= 600)) usage('--sample must be 1 to 600 seconds');
 const dataRoot = arg('data-dir', path.join(os.tmpdir(), 'fathom-soak-debian'))!;
 
-/** Resident memory of a process, in kB (0 once it is gone). */
-function rssKb(pid: number): number {
+/** Resident memory of a process, in kB: all of it, and the part that is file pages (the data file's memory map); zeros once it is gone. */
+function rssKb(pid: number): { all: number; file: number } {
   try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : 0;
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
+    return { all: kb('VmRSS'), file: kb('RssFile') + kb('RssShmem') };
   } catch {
-    return 0;
+    return { all: 0, file: 0 };
   }
 }
 
@@ -204,18 +205,21 @@ async function main(): Promise<void> {
       `soak: ${minutes} min, ${connections} connections, ${processes ?? 'default'} serving processes, sample every ${sampleSeconds} s; ` +
         `machine ${os.cpus().length} x ${os.cpus()[0]?.model}, node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`,
     );
-    const samples: { t: number; mb: number; pids: number; requests: number }[] = [];
+    const samples: { t: number; mb: number; fileMb: number; pids: number; requests: number }[] = [];
     let done = 0;
     let non2xx = 0;
     const started = performance.now();
     const sample = () => {
       const pids = processTree(child.pid!);
-      const mb = pids.reduce((s, p) => s + rssKb(p), 0) / 1024;
+      const rss = pids.map(rssKb);
+      const mb = rss.reduce((s, r) => s + r.all, 0) / 1024;
+      const fileMb = rss.reduce((s, r) => s + r.file, 0) / 1024;
       const t = Math.round((performance.now() - started) / 1000);
       const prev = samples.at(-1);
-      samples.push({ t, mb, pids: pids.length, requests: done });
+      samples.push({ t, mb, fileMb, pids: pids.length, requests: done });
       const rate = prev ? Math.round((done - prev.requests) / Math.max(1, t - prev.t)) : 0;
-      console.log(`  t=${String(t).padStart(4)} s  rss ${mb.toFixed(0).padStart(6)} MB  processes ${pids.length}  ${String(rate).padStart(5)} req/s  (load ${os.loadavg()[0]!.toFixed(2)})`);
+      const each = pids.map((p, i) => `${p}:${(rss[i]!.all / 1024).toFixed(0)}`).join(' ');
+      console.log(`  t=${String(t).padStart(4)} s  rss ${mb.toFixed(0).padStart(6)} MB (files ${fileMb.toFixed(0).padStart(5)} MB; by pid ${each})  ${String(rate).padStart(5)} req/s  (load ${os.loadavg()[0]!.toFixed(2)})`);
     };
     sample();
     const timer = setInterval(sample, sampleSeconds * 1000);
@@ -237,6 +241,8 @@ async function main(): Promise<void> {
       `\n${done} requests (${Math.round(result.requests.average)}/s), p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${result.errors + result.timeouts}, non-2xx ${non2xx}`,
     );
     console.log(`rss curve (MB, every ${sampleSeconds} s): ${samples.map((s) => s.mb.toFixed(0)).join(' ')}`);
+    console.log(`  of which file pages (the data file's map): ${samples.map((s) => s.fileMb.toFixed(0)).join(' ')}`);
+    console.log(`data.mdb: ${(fs.statSync(path.join(run, 'data.mdb')).size / 1048576).toFixed(0)} MB (${(fs.statSync(path.join(base, 'data.mdb')).size / 1048576).toFixed(0)} MB at the start)`);
     console.log(`last ${tail} s: min ${min.toFixed(0)} MB, max ${max.toFixed(0)} MB, max/min ${(max / min).toFixed(2)} (${max / min <= 1.2 ? 'level' : 'RISING'}: the bound is 1.2)`);
     console.log(`load average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   } finally {
