@@ -284,9 +284,9 @@ export function knownKeys(store: Store, bootstrapKey?: string): KnownKeys {
 
 /**
  * A KeyFinder for a data directory's keys, made again when a key was created since (the key
- * id counter moved, in any process). A deleted key stays in it: masking a value no longer
- * valid costs nothing. Read failures (the environment closed for a moment by compaction)
- * keep the last finder.
+ * id counter moved, in any process). A key deleted since stays in it until then: masking a
+ * value no longer valid costs nothing. Read failures (the environment closed for a moment
+ * by compaction) keep the last finder.
  */
 export function keyFinder(store: Store, bootstrapKey?: string): () => KeyFinder {
   let made: { counter: unknown; finder: KeyFinder } | undefined;
