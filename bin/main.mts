@@ -20,9 +20,13 @@ import { presetsCommand } from '../commands/presets.js';
 import { exploreCommand } from '../commands/explore.js';
 import { conversationsCommand } from '../commands/conversations.js';
 import { askCommand } from '../commands/ask.js';
-import { UsageError, type ExitCode } from '../commands/common.js';
+import { background, backgroundWarning, UsageError, type ExitCode } from '../commands/common.js';
 import { FathomError } from '../src/errors.js';
 import { VERSION } from '../src/version.js';
+import { checkSecretsKey, SECRETS_ENV, secretsKey } from '../src/storage/secrets.js';
+
+/** Commands that store or use provider credentials (LLM, embedding, transcription keys): they take --secrets-key. */
+const SECRET_USERS = new Set(['serve', 'search', 'import', 'documents', 'collections', 'conversations', 'ask', 'explore']);
 
 function report(e: unknown, debug: boolean): number {
   if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
@@ -37,12 +41,17 @@ function report(e: unknown, debug: boolean): number {
 export async function main(argv: string[]): Promise<number> {
   let exitCode = 0;
   const debug = argv.includes('--debug');
-  /** Runs a command action, recording its exit status. */
+  background.debug = debug;
+  /** Runs a command action, recording its exit status; background failures make at most one line (common.ts `background`). */
   async function run(fn: () => Promise<ExitCode>): Promise<void> {
     try {
       const code = await fn();
       exitCode = typeof code === 'number' ? code : 0;
+      // (a command that reports its own failure, as an import does, has said what went wrong)
+      const warning = backgroundWarning();
+      if (warning && exitCode === 0) process.stderr.write(`${warning}\n`);
     } catch (e) {
+      backgroundWarning();
       exitCode = report(e, debug);
     }
   }
@@ -63,9 +72,20 @@ export async function main(argv: string[]): Promise<number> {
     for (const sub of all(c)) {
       sub.exitOverride();
       sub.option('--debug', 'show stack traces on errors');
+      if (SECRET_USERS.has(c.name())) sub.option('--secrets-key <key>', `encrypt provider credentials at rest and read them back (or ${SECRETS_ENV}; README, Security)`);
       sub.configureOutput({ writeErr: (s) => process.stderr.write(s) });
     }
   }
+
+  // --secrets-key becomes the environment variable, which worker threads and server processes inherit
+  program.hook('preAction', (_program, action) => {
+    // (a parent command takes the option when it comes after a subcommand's arguments: look at all of them)
+    const given = action.optsWithGlobals().secretsKey as string | undefined;
+    if (given !== undefined) process.env[SECRETS_ENV] = given;
+    const k = secretsKey();
+    const problem = k === undefined ? undefined : checkSecretsKey(k);
+    if (problem) throw new UsageError(`${given !== undefined ? '--secrets-key' : SECRETS_ENV}: ${problem}`);
+  });
 
   try {
     await program.parseAsync(argv);

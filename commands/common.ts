@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import { Option, type Command } from 'commander';
 import { DEFAULT_DATA_DIR } from '../src/defaults.js';
 import { FathomError } from '../src/errors.js';
-import type { Engine, EngineOptions } from '../src/engine.js';
+import type { Engine, EngineLog, EngineOptions } from '../src/engine.js';
 
 /** A usage error: printed as one line, exit status 2. */
 export class UsageError extends FathomError {
@@ -25,9 +25,41 @@ export function withDataDir(cmd: Command): Command {
   );
 }
 
+/**
+ * What went wrong in the background of a command's engine (a merge that found no room,
+ * vector graph upkeep). With --debug each failure is a JSON line on stderr as it happens.
+ * Otherwise they are kept: a command that fails says what went wrong in its one line (a
+ * full disk fails the command's own writes too), and one that succeeds (exit status 0)
+ * prints the first failure as one warning line at its end (`backgroundWarning`,
+ * bin/main.mts).
+ */
+export const background: { debug: boolean; first?: string; more: number } = { debug: false, more: 0 };
+
+function keep(fields: Record<string, unknown>, msg: string): void {
+  if (background.first !== undefined) {
+    background.more++;
+    return;
+  }
+  const err = fields.err instanceof Error ? fields.err.message : fields.err;
+  const where = typeof fields.collection === 'string' ? ` (collection ${fields.collection})` : '';
+  background.first = `${msg}${where}${err === undefined ? '' : `: ${String(err)}`}`;
+}
+
+/** The CLI's engine log without --debug (see `background`). */
+const keptLog: EngineLog = { warn: keep, error: keep };
+
+/** The one line a command that succeeded prints about its background failures, if any; forgets them. */
+export function backgroundWarning(): string | undefined {
+  const { first, more } = background;
+  background.first = undefined;
+  background.more = 0;
+  if (first === undefined) return undefined;
+  return `warning: ${first}${more > 0 ? ` (and ${more} more background failure${more > 1 ? 's' : ''})` : ''}`;
+}
+
 export async function openEngine(dataDir: string, opts: EngineOptions = {}): Promise<Engine> {
-  const { Engine } = await import('../src/engine.js');
-  const engine = Engine.open(dataDir, opts);
+  const { Engine, stderrLog } = await import('../src/engine.js');
+  const engine = Engine.open(dataDir, { log: background.debug ? stderrLog : keptLog, ...opts });
   // A cluster node's directory changes only through the cluster's stream: the CLI reads it
   // and refuses to write it (a write here would exist on this node alone).
   const cluster = engine.clusterMembership();

@@ -371,6 +371,20 @@ export const CLUSTER_DEFAULTS = {
 } as const;
 
 // ---------------------------------------------------------------------------
+// Secrets at rest
+// ---------------------------------------------------------------------------
+
+/** Provider credentials at rest (src/storage/secrets.ts). */
+export const SECRETS = {
+  /** Shortest secrets key accepted (`--secrets-key`, FATHOM_SECRETS_KEY), in characters. */
+  minKeyLength: 16,
+  /** scrypt's cost N (memory 128 x N x 8 bytes: 32 MB; ~0.1 s once per process and salt). */
+  scryptN: 32768,
+  /** Derived keys kept in memory (one per salt met: each sealing process draws one). */
+  derivedKeysKept: 64,
+} as const;
+
+// ---------------------------------------------------------------------------
 // API keys
 // ---------------------------------------------------------------------------
 

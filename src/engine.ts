@@ -23,7 +23,7 @@ import {
 } from './collection/catalog.js';
 import { applyBatch, type BatchOp, type OpResult, type WriteAction, type WriteHooks } from './collection/writer.js';
 import type { DirtyValues } from './document/document.js';
-import { copyRecord } from './schema/schema.js';
+import { copyRecord, sealSchemaSecrets } from './schema/schema.js';
 import { importLines, type ImportOptions, type ImportSummary, type ResultSink } from './io/import.js';
 import { exportDocuments, exportLines, type ExportOptions } from './io/export.js';
 import { Merger } from './index/merger.js';
@@ -56,7 +56,8 @@ import { deleteDictionary, getDictionary, importDictionary, listDictionaries, pa
 import { planSearch, type EmbeddingNeed } from './query/plan.js';
 import { deleteStopwords, getStopwords, listStopwords, putStopwords, type StopwordSet } from './stopwords/stopwords.js';
 import { naturalLanguageSearch, nlSearchModels, wantsNlQuery, type NlSearchModel } from './nlsearch/nlsearch.js';
-import { createKey, deleteKey, getKey, listKeys, purgeExpiredKeys, type CreatedKey, type KeyView } from './keys/keys.js';
+import { createKey, deleteKey, getKey, keyFinder, listKeys, purgeExpiredKeys, type CreatedKey, type KeyView } from './keys/keys.js';
+import type { KeyFinder } from './keys/redact.js';
 import { Authenticator } from './keys/auth.js';
 import { conversationModels, type ConversationModel } from './conversation/models.js';
 import { deleteConversation, getConversation, listConversations, purgeExpiredConversations, updateConversation, type Conversation, type ConversationActor } from './conversation/history.js';
@@ -214,6 +215,8 @@ export class Engine {
       const { num_documents: _n, created_at: _c, ...copy } = src;
       schema = { ...copy, name: schema.name };
     }
+    // credentials sealed before the command is made, so that the stream carries them sealed
+    schema = sealSchemaSecrets(schema);
     // (each node fetches the embedding models into its own directory as it applies this)
     return commit(this.store, { op: 'collection.create', schema }, () =>
       createCollection(this.store, schema, async (valid) => {
@@ -711,6 +714,11 @@ export class Engine {
   /** Checks requests' keys against this directory's keys (and a bootstrap key, never stored). */
   authenticator(bootstrapKey?: string): Authenticator {
     return new Authenticator(this.store, bootstrapKey);
+  }
+
+  /** Finds this directory's key values (and the bootstrap key) in text, to mask them in logs; kept current as keys are created. */
+  keyFinder(bootstrapKey?: string): () => KeyFinder {
+    return keyFinder(this.store, bootstrapKey);
   }
 
   /** Deletes expired keys that have `autodelete`, and expired conversations. */

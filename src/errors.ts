@@ -32,6 +32,8 @@ export const ERROR_CODES = {
   DATA_DIR: 500,
   INTERNAL: 500,
   SERVICE_UNAVAILABLE: 503,
+  /** A stored credential is encrypted and the secrets key it needs was not given (or is another). */
+  SECRETS_KEY: 503,
   /** A write failed because the disk holding the data directory is full. */
   NO_SPACE: 507,
 } as const;

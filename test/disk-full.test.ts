@@ -256,6 +256,27 @@ describe.skipIf(skipReason !== undefined)('a full disk', () => {
     expectExactly(jsonLines((await cli(['export', 'notes', '-d', dir])).stdout), all);
   });
 
+  it('the CLI prints one line when background merges find no room either; --debug shows their failures', async () => {
+    /** Short documents: the import gets far, so merges come due, and find no room. */
+    const short = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => JSON.stringify({ id: `s${from + k}`, title: `alpha beta gamma ${from + k} delta epsilon zeta eta theta iota kappa lambda omicron sigma omega`, n: from + k })).join('\n') + '\n';
+    const run = async (extra: string[]) => {
+      const mount = mountTmpfs(40);
+      const dir = path.join(mount, 'data');
+      expect((await cli(['collections', 'create', '-', '-d', dir], { input: JSON.stringify(SCHEMA) })).code).toBe(0);
+      expect((await cli(['import', 'notes', '-d', dir], { input: short(0, 1000) })).code).toBe(0);
+      fill(mount, RESERVE + 2 * MiB);
+      return cli(['import', 'notes', '-d', dir, ...extra], { input: short(1000, 11_000) });
+    };
+    const debug = await run(['--debug']);
+    expect(debug.code).toBe(1);
+    // (what the plain run leaves out: the merges did fail)
+    expect(debug.stderr).toMatch(/"msg":"a background segment merge failed".*no space left on device/);
+    const plain = await run([]);
+    expect(plain.code).toBe(1);
+    expect(lines(plain.stderr), plain.stderr).toHaveLength(1);
+    expect(plain.stderr).toMatch(/^error: no space left on device while writing to .*: imported \d+ of 10000 documents into notes; \d+ lines were not stored\n$/);
+  });
+
   it('the CLI survives LMDB filling the disk to the last byte (no reserve)', async () => {
     const mount = mountTmpfs(40);
     const dir = path.join(mount, 'data');

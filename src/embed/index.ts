@@ -19,6 +19,7 @@
 import path from 'node:path';
 import fsp from 'node:fs/promises';
 import { FathomError } from '../errors.js';
+import { MODEL_CONFIG_SECRETS, openFields } from '../storage/secrets.js';
 import { parseModelConfig, withPrefix, type ModelSpec } from './config.js';
 import { ClipModel } from './clip.js';
 import { closeImagePreparer } from './image/images.js';
@@ -162,7 +163,8 @@ function getModel(spec: ModelSpec, env: EmbedEnv, opts: LoadOptions): Promise<Lo
  * remote models); a failed load is retried by the next call.
  */
 export async function loadEmbedder(modelConfig: Record<string, unknown>, env: EmbedEnv, opts: LoadOptions = {}): Promise<Embedder> {
-  const spec = parseModelConfig(modelConfig);
+  // credentials stored encrypted are opened here, where they are used
+  const spec = parseModelConfig(openFields(modelConfig, MODEL_CONFIG_SECRETS, `the \`model_config\` of \`${String(modelConfig.model_name)}\``));
   const mkey = modelKey(spec, env, opts);
   const ekey = `${mkey}\u0000${JSON.stringify([spec.modelName, spec.indexingPrefix ?? null, spec.queryPrefix ?? null])}`;
   const cached = models.get(mkey);

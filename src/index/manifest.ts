@@ -39,9 +39,14 @@ export function emptyState(): CollectionState {
   return { nextSeq: 0, count: 0, segments: [] };
 }
 
-/** The committed state of a collection; shared, so copy it (copyState) before changing it. */
+/**
+ * The committed state of a collection; shared, so copy it (copyState) before changing it.
+ * A new state evicts cached segments it no longer lists (followManifest).
+ */
 export function readState(store: Store, collId: number): CollectionState {
-  return store.readShared<CollectionState>(store.colstate, collId) ?? emptyState();
+  const state = store.readShared<CollectionState>(store.colstate, collId) ?? emptyState();
+  followManifest(store, collId, state);
+  return state;
 }
 
 /** A copy of a state that can be changed freely (plain copies: structuredClone is slow). */
@@ -55,6 +60,24 @@ export function copyState(s: CollectionState): CollectionState {
 
 const readers = new Map<string, SegmentReader>();
 const bitmaps = new Map<string, { del: number; bits: Uint8Array }>();
+/**
+ * The state each collection's cached readers were last checked against. A process or thread
+ * that does not merge (a cluster's serving processes: their primary merges; an import
+ * thread, which never searches) sees segments disappear only as a new state; each new state
+ * evicts the readers and bitmaps of segments it no longer lists, which would otherwise stay
+ * cached (each with a copy of its blob) for good.
+ */
+const checked = new WeakMap<Store, Map<number, CollectionState>>();
+
+function followManifest(store: Store, collId: number, state: CollectionState): void {
+  let seen = checked.get(store);
+  if (!seen) checked.set(store, (seen = new Map()));
+  const last = seen.get(collId);
+  // (readShared hands back the same object while the stored state is unchanged)
+  if (last === state || (last !== undefined && last.segments.length === 0 && state.segments.length === 0)) return;
+  evictSegments(store, collId, state.segments.map((x) => x.id));
+  seen.set(collId, state);
+}
 
 function cacheKey(store: Store, collId: number, segId: number) {
   return `${store.dir}\u0000${collId}\u0000${segId}`;
@@ -91,6 +114,7 @@ export function evictSegments(store: Store, collId: number, live: Iterable<numbe
   const prefix = `${store.dir}\u0000${collId}\u0000`;
   for (const k of readers.keys()) if (k.startsWith(prefix) && !keep.has(k)) readers.delete(k);
   for (const k of bitmaps.keys()) if (k.startsWith(prefix) && !keep.has(k)) bitmaps.delete(k);
+  checked.get(store)?.delete(collId);
 }
 
 /** Forgets everything cached for a data directory (on close). */
@@ -98,6 +122,12 @@ export function evictStore(store: Store): void {
   const prefix = `${store.dir}\u0000`;
   for (const k of readers.keys()) if (k.startsWith(prefix)) readers.delete(k);
   for (const k of bitmaps.keys()) if (k.startsWith(prefix)) bitmaps.delete(k);
+  checked.delete(store);
+}
+
+/** How many segment readers the process holds (tests: the cache must follow the manifest). */
+export function cachedSegments(): number {
+  return readers.size;
 }
 
 // A transaction may read segments and bitmaps written earlier in the same commit; when that

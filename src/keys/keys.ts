@@ -26,6 +26,7 @@ import { nextCounter, write, type Store } from '../storage/store.js';
 import { checkActionPattern, checkCollectionPattern } from './scope.js';
 import { nowSeconds } from '../clock.js';
 import { commit } from '../cluster/command.js';
+import { KeyFinder, type KnownKeys } from './redact.js';
 
 export const SEARCH_ACTION = 'documents:search';
 
@@ -39,6 +40,8 @@ export interface KeyRecord {
   autodelete: boolean;
   value_prefix: string;
   value_hash: string;
+  /** Characters in the value (absent on keys created before it was kept): finds the value in a log line by one hash. */
+  value_length?: number;
   /** Present only for keys that can parent scoped search keys. */
   value?: string;
   created_at: number;
@@ -53,6 +56,8 @@ export interface CreatedKey extends KeyView {
 }
 
 const HASH_AREA = 'key-hash';
+/** `meta` counter of key ids: moves with every key created. */
+const KEY_COUNTER = 'next_key_id';
 const PREFIX_AREA = 'key-prefix';
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -153,7 +158,7 @@ export async function createKey(store: Store, body: unknown): Promise<CreatedKey
   // stored: the hash and prefix, and the value itself only for keys that keep it (the
   // parents of scoped search keys); the value is revealed to this caller alone.
   const value = valid.value ?? generateValue();
-  const secret: KeySecret = { hash: hashValue(value), prefix: value.slice(0, KEY_LIMITS.prefixLength), ...(canParentScopedKeys(valid.actions) ? { value } : {}) };
+  const secret: KeySecret = { hash: hashValue(value), prefix: value.slice(0, KEY_LIMITS.prefixLength), length: value.length, ...(canParentScopedKeys(valid.actions) ? { value } : {}) };
   const { value: _sent, ...fields } = valid;
   const created = await commit(store, { op: 'key.create', body: { ...fields, ...secret } }, () => storeKey(store, valid, secret));
   return { ...created, value };
@@ -163,21 +168,22 @@ export async function createKey(store: Store, body: unknown): Promise<CreatedKey
 interface KeySecret {
   hash: string;
   prefix: string;
+  length?: number;
   /** Kept only for the parents of scoped search keys. */
   value?: string;
 }
 
 /** Stores a key created elsewhere in the cluster (src/cluster/apply.ts): its fields as validated there, and its secret. */
 export function storeReplicatedKey(store: Store, body: Record<string, unknown>): Promise<KeyView> {
-  const { hash, prefix, value, ...fields } = body as unknown as ReturnType<typeof validateKeyBody> & KeySecret;
-  return storeKey(store, fields, { hash, prefix, ...(value !== undefined ? { value } : {}) });
+  const { hash, prefix, length, value, ...fields } = body as unknown as ReturnType<typeof validateKeyBody> & KeySecret;
+  return storeKey(store, fields, { hash, prefix, ...(typeof length === 'number' ? { length } : {}), ...(value !== undefined ? { value } : {}) });
 }
 
 async function storeKey(store: Store, valid: Omit<ReturnType<typeof validateKeyBody>, 'value'>, secret: KeySecret): Promise<KeyView> {
-  const { hash, prefix, value } = secret;
+  const { hash, prefix, length, value } = secret;
   const record = await write(store, () => {
     if (store.aux.get([HASH_AREA, hash]) !== undefined) throw new FathomError('CONFLICT', 'a key with this value already exists');
-    const id = nextCounter(store, 'next_key_id');
+    const id = nextCounter(store, KEY_COUNTER);
     const rec: KeyRecord = {
       id,
       description: valid.description,
@@ -187,6 +193,7 @@ async function storeKey(store: Store, valid: Omit<ReturnType<typeof validateKeyB
       autodelete: valid.autodelete,
       value_prefix: prefix,
       value_hash: hash,
+      ...(length !== undefined ? { value_length: length } : {}),
       ...(value !== undefined && canParentScopedKeys(valid.actions) ? { value } : {}),
       created_at: nowSeconds(),
     };
@@ -258,6 +265,40 @@ function purgeKeysNow(store: Store, due: KeyRecord[]): Promise<number[]> {
     }
     return ids;
   });
+}
+
+/** What the data directory knows of every key's value, for finding values in logs (redact.ts). */
+export function knownKeys(store: Store, bootstrapKey?: string): KnownKeys {
+  const values: string[] = bootstrapKey ? [bootstrapKey] : [];
+  const hashed: KnownKeys['hashed'][number][] = [];
+  const parents: string[] = [];
+  for (const { value } of store.keys.getRange({})) {
+    const r = value as KeyRecord;
+    if (r.value !== undefined) {
+      values.push(r.value);
+      if (canParentScopedKeys(r.actions)) parents.push(r.value);
+    } else hashed.push({ prefix: r.value_prefix, hash: r.value_hash, ...(r.value_length !== undefined ? { length: r.value_length } : {}) });
+  }
+  return { values, hashed, parents };
+}
+
+/**
+ * A KeyFinder for a data directory's keys, made again when a key was created since (the key
+ * id counter moved, in any process). A key deleted since stays in it until then: masking a
+ * value no longer valid costs nothing. Read failures (the environment closed for a moment
+ * by compaction) keep the last finder.
+ */
+export function keyFinder(store: Store, bootstrapKey?: string): () => KeyFinder {
+  let made: { counter: unknown; finder: KeyFinder } | undefined;
+  return () => {
+    try {
+      const counter = store.meta.get(KEY_COUNTER);
+      if (made?.counter !== counter || !made) made = { counter, finder: new KeyFinder(knownKeys(store, bootstrapKey)) };
+    } catch {
+      made ??= { counter: undefined, finder: new KeyFinder({ values: bootstrapKey ? [bootstrapKey] : [], hashed: [], parents: [] }) };
+    }
+    return made.finder;
+  };
 }
 
 /** The key with this value, or undefined. Hot: every authenticated request. */

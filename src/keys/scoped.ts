@@ -21,7 +21,7 @@ import { canParentScopedKeys, findParentCandidates, type KeyRecord } from './key
 import { SCOPE_PARAMS, scopeOf, type SearchScope } from '../query/scope.js';
 
 /** Length of a base64 SHA-256 digest. */
-const DIGEST_CHARS = 44;
+export const DIGEST_CHARS = 44;
 
 export interface ScopedKey {
   parent: KeyRecord;
@@ -33,7 +33,7 @@ export interface ScopedKey {
 /** Parameters that steer the key itself and are never passed to a search. */
 const KEY_ONLY_PARAMS = new Set(['expires_at', 'limit_multi_searches']);
 
-function digestOf(secret: string, paramsJson: string): string {
+export function digestOf(secret: string, paramsJson: string): string {
   return createHmac('sha256', secret).update(paramsJson).digest('base64');
 }
 

@@ -17,6 +17,7 @@
  */
 import { CONVERSATION_DEFAULTS } from '../defaults.js';
 import { FathomError } from '../errors.js';
+import { isSealed, plainOrUndefined } from '../storage/secrets.js';
 
 export const VENDORS = ['openai', 'cloudflare', 'vllm'] as const;
 export type Vendor = (typeof VENDORS)[number];
@@ -122,9 +123,13 @@ export function providerConfig(rec: Record<string, unknown>): ProviderConfig {
 
 /**
  * A secret as shown in answers and listings: never whole. Long values keep their first
- * four characters (enough to tell two keys apart), short ones none.
+ * four characters (enough to tell two keys apart), short ones none. A value stored
+ * encrypted (src/storage/secrets.ts) is masked as its plain value, or as eight stars
+ * when there is no key to open it.
  */
-export function maskSecret(v: string): string {
+export function maskSecret(stored: string): string {
+  const v = isSealed(stored) ? plainOrUndefined(stored) : stored;
+  if (v === undefined) return '*'.repeat(8);
   if (v.length >= 16) return v.slice(0, 4) + '*'.repeat(v.length - 4);
   return '*'.repeat(Math.max(v.length, 8));
 }

@@ -16,6 +16,7 @@ import { isPlainObject } from '../json.js';
 import { write, type Store } from '../storage/store.js';
 import { ChatClient } from './client.js';
 import { maskSecret, PROVIDER_FIELDS, providerConfig } from './config.js';
+import { openFields, sealFields } from '../storage/secrets.js';
 
 /** A stored model record: its id, provider fields and the kind's own fields. */
 export interface ModelRecord {
@@ -50,9 +51,14 @@ function checkId(id: unknown, noun: string): string {
   return id;
 }
 
-/** The client for a stored record (the record as loaded, with its key). */
+/** The client for a stored record (the record as loaded, with its key, opened if it is stored encrypted). */
 export function clientFor(rec: ModelRecord, opts: RegistryOptions = {}): ChatClient {
-  return new ChatClient(providerConfig(rec), opts.fetch);
+  return new ChatClient(providerConfig(openFields(rec, ['api_key'], `model \`${rec.id}\``)), opts.fetch);
+}
+
+/** A record as stored: its `api_key` sealed when a secrets key is set (src/storage/secrets.ts). */
+function stored(rec: ModelRecord): Record<string, unknown> {
+  return sealFields(rec as Record<string, unknown>, ['api_key']);
 }
 
 export class ModelRegistry<R extends ModelRecord> {
@@ -105,7 +111,7 @@ export class ModelRegistry<R extends ModelRecord> {
     const rec = this.kind.validate({ ...body, id });
     await clientFor(rec, opts).check();
     // checked once, by the node that received the request; the record is what replicates
-    await putModel(this.store, this.kind, id, rec as unknown as Record<string, unknown>, true);
+    await putModel(this.store, this.kind, id, stored(rec), true);
     return this.view(rec);
   }
 
@@ -124,7 +130,7 @@ export class ModelRegistry<R extends ModelRecord> {
     const rec = this.kind.validate(merged);
     const changed = PROVIDER_FIELDS.some((k) => JSON.stringify(rec[k]) !== JSON.stringify(old[k]));
     if (changed) await clientFor(rec, opts).check();
-    await putModel(this.store, this.kind, id, rec as unknown as Record<string, unknown>, false);
+    await putModel(this.store, this.kind, id, stored(rec), false);
     return this.view(rec);
   }
 

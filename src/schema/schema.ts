@@ -12,6 +12,7 @@ import { FathomError } from '../errors.js';
 import { isPlainObject, protoKeyMessage, protoKeyPath } from '../json.js';
 import { parseVoiceModel } from '../voice/config.js';
 import { namePattern, patternProblem, type NamePattern } from '../pattern.js';
+import { MODEL_CONFIG_SECRETS, sealFields } from '../storage/secrets.js';
 
 export const FIELD_TYPES = [
   'string',
@@ -505,7 +506,30 @@ export function validateCollectionSchema(raw: unknown): Omit<CollectionRecord, '
 
 /** The record as users see it (GET /collections/:name), without internal ids. */
 /** Credentials an embedding field's `model_config` may hold: never shown whole. */
-const SECRET_CONFIG = ['api_key', 'access_token', 'refresh_token', 'client_secret'];
+const SECRET_CONFIG = MODEL_CONFIG_SECRETS;
+
+/**
+ * A collection definition as stored: the credentials of its embedding fields' model_config
+ * and of its voice_query_model sealed when a secrets key is set (src/storage/secrets.ts).
+ * Anything not shaped as expected is left for validation to refuse.
+ */
+export function sealSchemaSecrets(raw: unknown): unknown {
+  if (!isPlainObject(raw)) return raw;
+  let out: Record<string, unknown> = raw;
+  if (Array.isArray(raw.fields)) {
+    const fields = raw.fields.map((f: unknown) => {
+      if (!isPlainObject(f) || !isPlainObject(f.embed) || !isPlainObject(f.embed.model_config)) return f;
+      const mc = sealFields(f.embed.model_config, SECRET_CONFIG);
+      return mc === f.embed.model_config ? f : { ...f, embed: { ...f.embed, model_config: mc } };
+    });
+    if (fields.some((f, i) => f !== (raw.fields as unknown[])[i])) out = { ...out, fields };
+  }
+  if (isPlainObject(raw.voice_query_model)) {
+    const vqm = sealFields(raw.voice_query_model, ['api_key']);
+    if (vqm !== raw.voice_query_model) out = { ...out, voice_query_model: vqm };
+  }
+  return out;
+}
 
 /** A collection's fields as shown to users: no internal ids, embedding credentials masked. */
 export function publicFields(fields: FieldDef[]): Record<string, unknown>[] {

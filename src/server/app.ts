@@ -25,7 +25,7 @@ import { authHook } from './access.js';
 import { installJsonParsers } from './body.js';
 import { stemmingRoutes } from './routes/stemming.js';
 import { Importer } from './importer.js';
-import { loggerOptions, presentedValues, redactUrl, type LogLevel } from './log.js';
+import { loggerOptions, logs, presentedValues, redactUrl, type LogLevel } from './log.js';
 import type { ServerContext } from './context.js';
 import { sendError } from './errors.js';
 import { clientErrorHandler, refuseExpectation, requireHost } from './refusals.js';
@@ -106,8 +106,9 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
   const headersTimeout = opts.headersTimeoutMs ?? SERVER_DEFAULTS.headersTimeoutMs;
   // Node only closes silent connections when the idle limit is not above the headers limit.
   const idleTimeout = Math.min(opts.socketIdleTimeoutMs ?? SERVE_DEFAULTS.socketIdleTimeoutMs, headersTimeout);
+  const keys = opts.engine.keyFinder(opts.apiKey);
   const app = Fastify({
-    logger: loggerOptions(opts.logLevel ?? (SERVE_DEFAULTS.logLevel as LogLevel), opts.role ?? 'server', opts.logStream),
+    logger: loggerOptions(opts.logLevel ?? (SERVE_DEFAULTS.logLevel as LogLevel), opts.role ?? 'server', opts.logStream, keys),
     // One line per request comes from the onResponse hook below, not Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit,
@@ -186,10 +187,13 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
     const ms = reply.elapsedTime;
     const url = req.raw.url ?? '';
     stats.record(`${req.method} ${route ?? '(unknown route)'}`, familyOf(req.method, route), ms);
-    req.log.info(
-      { method: req.method, url: redactUrl(url, presentedValues(req.headers, url)), status: reply.statusCode, ms: Math.round(ms * 100) / 100, key: req.principal?.keyId },
-      'request',
-    );
+    // (the line's every key value is masked as it is written: see loggerOptions)
+    if (logs(req.log.level, 'info')) {
+      req.log.info(
+        { method: req.method, url: redactUrl(url, presentedValues(req.headers, url)), status: reply.statusCode, ms: Math.round(ms * 100) / 100, key: req.principal?.keyId },
+        'request',
+      );
+    }
   });
 
   app.setErrorHandler((err, req, reply) => sendError(err, req, reply, req.log, bodyLimit));

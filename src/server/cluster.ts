@@ -23,6 +23,7 @@ import { FathomError, type ErrorCode } from '../errors.js';
 import { compact, engineParticipant, processParticipant, type CompactReport, type Participant } from './compact.js';
 import { closeAnalytics, openAnalytics } from './analytics.js';
 import { primaryLog } from './log.js';
+import type { KeyFinder } from '../keys/redact.js';
 import { schedulePurge, startServer, type RunningServer, type ServeOptions } from './serve.js';
 
 type Step = 'hold' | 'closeEnv' | 'openEnv' | 'release';
@@ -58,8 +59,10 @@ export interface RunningCluster {
 
 /** Runs in the primary: forks `processes` workers and keeps them up until stop(). */
 export async function startCluster(opts: ServeOptions, processes: number, exec?: { file: string; args: string[] }): Promise<RunningCluster> {
-  const log = primaryLog(opts.logLevel ?? 'info');
+  let keys: (() => KeyFinder) | undefined;
+  const log = primaryLog(opts.logLevel ?? 'info', undefined, () => keys?.());
   const engine = Engine.open(opts.dataDir, { merges: 'worker', log: { warn: (fields, msg) => log('warn', msg, { ...fields, err: String(fields.err) }), error: (fields, msg) => log('error', msg, { ...fields, err: String(fields.err) }) } });
+  keys = engine.keyFinder(opts.apiKey);
   const cancelPurge = schedulePurge(engine, (e) => log('error', 'purging expired keys failed', { err: String(e) }));
   const analytics = opts.analytics?.enabled ? await openAnalytics(engine, opts.dataDir, opts.analytics, { owner: true, log }) : undefined;
   if (exec) cluster.setupPrimary({ exec: exec.file, args: exec.args });

@@ -3,40 +3,55 @@
  *
  * Serving processes log through Fastify's logger (pino) with the options below; the
  * cluster primary, which serves nothing, writes the same shape with `primaryLog`.
- * Secrets never reach a log line: request lines carry the key id, not the key, and the
- * logged URL has no key parameter, however its name is spelt, and no presented key inside
- * another parameter or the path (`redactUrl`).
+ * Secrets never reach a log line: request lines carry the key id, not the key; the logged
+ * URL has no key parameter, however its name is spelt or encoded (`redactUrl`); and every
+ * line, whatever wrote it, is searched for key values before it is written: those the
+ * request presented (in its URL) and every key the data directory knows (src/keys/redact.ts).
  */
 import type { Writable } from 'node:stream';
+import { KeyFinder, maskPattern } from '../keys/redact.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const RANK: Record<LogLevel, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
 
-/** Options for Fastify's `logger`. */
-export function loggerOptions(level: LogLevel, role: string, stream?: Writable): Record<string, unknown> {
+/** Does a logger at `level` write lines of level `l`? */
+export function logs(level: string, l: Exclude<LogLevel, 'silent'>): boolean {
+  return (RANK[level as LogLevel] ?? 0) <= RANK[l];
+}
+
+/**
+ * Options for Fastify's `logger`. `keys`: what the data directory knows of its keys; every
+ * line written is searched for their values (in any encoding, redact.ts) and masked.
+ */
+export function loggerOptions(level: LogLevel, role: string, stream?: Writable, keys?: () => KeyFinder): Record<string, unknown> {
   return {
     level,
     base: { pid: process.pid, role },
     timestamp: () => `,"time":"${new Date().toISOString()}"`,
     ...(stream ? { stream } : {}),
+    ...(keys ? { hooks: { streamWrite: (line: string) => keys().mask(line, { json: true }) } } : {}),
   };
 }
 
 export type PrimaryLog = (level: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) => void;
 
-export function primaryLog(level: LogLevel, stream: Writable = process.stdout): PrimaryLog {
+/** The cluster primary's log; `keys` as for loggerOptions (undefined until the primary has opened its directory). */
+export function primaryLog(level: LogLevel, stream: Writable = process.stdout, keys?: () => KeyFinder | undefined): PrimaryLog {
   return (l, msg, fields = {}) => {
     if (RANK[l] < RANK[level]) return;
-    stream.write(JSON.stringify({ level: RANK[l], time: new Date().toISOString(), pid: process.pid, role: 'primary', ...fields, msg }) + '\n');
+    const line = JSON.stringify({ level: RANK[l], time: new Date().toISOString(), pid: process.pid, role: 'primary', ...fields, msg });
+    stream.write((keys?.()?.mask(line, { json: true }) ?? line) + '\n');
   };
 }
 
 /** A query parameter name that carries a key, in any case or encoding: `x-typesense-api-key`, `X%2DService%2DApi%2DKey`, `api_key`... */
 const KEY_NAME = /api[-_ ]?key/i;
-/** A key-named `name=value` inside a path (`;x-typesense-api-key=...`): the name, then the value up to the next separator. */
-const KEY_PAIR_IN_PATH = new RegExp(`(${KEY_NAME.source}[^=/;]*=)[^/;&]*`, 'gi');
+/** A key-named `name=value` inside a path (`;x-typesense-api-key=...`): the value, up to the next separator. */
+const KEY_PAIR_IN_PATH = /api[-_ ]?key[^=/;?]*=([^/;&?]*)/dgi;
+/** Percent-decodings undone before a parameter's name is looked at (a name encoded twice or more is still a key's). */
+const MAX_NAME_DECODES = 4;
 
 /** Percent-decodes a query string part as the query parser does (`+` is a space); the raw text when it is not valid. */
 function decodePart(s: string): string {
@@ -48,62 +63,38 @@ function decodePart(s: string): string {
   }
 }
 
-/** Does decoded text hold a presented key (whole, or inside a filter, a query, an id)? */
-function holdsKey(text: string, presented: readonly string[]): boolean {
-  return text !== '' && presented.some((k) => text.includes(k));
+/** A parameter name with every layer of percent-encoding undone (up to MAX_NAME_DECODES). */
+function decodeName(s: string): string {
+  for (let i = 0; i < MAX_NAME_DECODES; i++) {
+    const d = decodePart(s);
+    if (d === s) break;
+    s = d;
+  }
+  return s;
 }
 
+const NO_KEYS = new KeyFinder();
+
 /**
- * The request URL as logged: the path, with `***` for a presented key or a key-named
- * `name=value` anywhere in it (redactPath), and the query string without any
- * parameter whose decoded name carries a key (dropped whole, in every case and encoding) and
- * with `***` for any value that holds a key the request presented (`presented`: header and
- * parameter values), equal to it or inside a filter or a query.
+ * The request URL as logged: without any query parameter whose name carries a key (dropped
+ * whole, in every case and however many times its name was percent-encoded), with `***` for
+ * the value of a key-named `name=value` in the path (`;x-typesense-api-key=...`), and with
+ * `***` for every key value anywhere in it, in any encoding (redact.ts): the values the
+ * request presented (`presented`: header and parameter values) and those `finder` knows.
  */
-export function redactUrl(url: string, presented: readonly string[] = []): string {
+export function redactUrl(url: string, presented: readonly string[] = [], finder: KeyFinder = NO_KEYS): string {
   const q = url.indexOf('?');
-  const path = redactPath(q < 0 ? url : url.slice(0, q), presented);
-  if (q < 0) return path;
+  const path = maskPattern(q < 0 ? url : url.slice(0, q), KEY_PAIR_IN_PATH);
   const kept: string[] = [];
-  for (const part of url.slice(q + 1).split('&')) {
-    if (part === '') continue;
-    const eq = part.indexOf('=');
-    const rawName = eq < 0 ? part : part.slice(0, eq);
-    const name = decodePart(rawName);
-    if (KEY_NAME.test(name)) continue;
-    if (holdsKey(name, presented)) {
-      kept.push('***');
-      continue;
-    }
-    if (eq >= 0 && holdsKey(decodePart(part.slice(eq + 1)), presented)) {
-      kept.push(`${rawName}=***`);
-      continue;
-    }
-    kept.push(part);
-  }
-  return kept.length > 0 ? `${path}?${kept.join('&')}` : path;
-}
-
-/**
- * The path as logged: a presented key anywhere in it (an id, a collection name; a base64
- * key may span segments) becomes `***`, and so does the value of a key-named `name=value`
- * (`;x-typesense-api-key=...`). Such a path is logged decoded; any other as it was sent.
- */
-function redactPath(path: string, presented: readonly string[]): string {
-  let text = path;
-  if (path.includes('%')) {
-    try {
-      text = decodeURIComponent(path);
-    } catch {
-      // not valid percent-encoding: looked at as sent
+  if (q >= 0) {
+    for (const part of url.slice(q + 1).split('&')) {
+      if (part === '') continue;
+      const eq = part.indexOf('=');
+      if (KEY_NAME.test(decodeName(eq < 0 ? part : part.slice(0, eq)))) continue;
+      kept.push(part);
     }
   }
-  const keyed = presented.filter((k) => k !== '' && text.includes(k));
-  const named = KEY_NAME.test(text);
-  if (keyed.length === 0 && !named) return path;
-  let out = text;
-  for (const k of keyed) out = out.split(k).join('***');
-  return named ? out.replace(KEY_PAIR_IN_PATH, '$1***') : out;
+  return finder.mask(kept.length > 0 ? `${path}?${kept.join('&')}` : path, { presented });
 }
 
 /** Every key value a request presented: key headers and key-named query parameters, decoded. */
@@ -117,7 +108,7 @@ export function presentedValues(headers: Record<string, string | string[] | unde
   if (q >= 0) {
     for (const part of url.slice(q + 1).split('&')) {
       const eq = part.indexOf('=');
-      if (eq < 0 || !KEY_NAME.test(decodePart(part.slice(0, eq)))) continue;
+      if (eq < 0 || !KEY_NAME.test(decodeName(part.slice(0, eq)))) continue;
       const v = decodePart(part.slice(eq + 1));
       if (v !== '') out.push(v);
     }

@@ -14,6 +14,7 @@
  */
 import { FathomError } from '../errors.js';
 import { isPlainObject } from '../json.js';
+import { plainOrUndefined } from '../storage/secrets.js';
 
 export type VoiceSpec =
   | { kind: 'whisper'; modelName: string; name: string }
@@ -79,9 +80,9 @@ export function parseVoiceModel(raw: unknown): VoiceSpec {
   return bad(`unknown model "${name}"; use \`ts/whisper/<model>\` (e.g. ts/whisper/base.en), \`openai/<model>\` (e.g. openai/whisper-1) or \`pocketsphinx/en-us\``);
 }
 
-/** The model config as shown in a collection's schema: an `api_key` is masked. */
+/** The model config as shown in a collection's schema: an `api_key` is masked (opened first when it is stored encrypted). */
 export function publicVoiceModel(raw: Record<string, unknown>): Record<string, unknown> {
   if (typeof raw.api_key !== 'string') return raw;
-  const k = raw.api_key;
+  const k = plainOrUndefined(raw.api_key) ?? '';
   return { ...raw, api_key: `${k.length >= 12 ? k.slice(0, 3) : ''}${'*'.repeat(8)}` };
 }

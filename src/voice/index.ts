@@ -21,6 +21,8 @@ import { DownloadError } from '../embed/repository.js';
 import { ProviderError } from '../embed/remote/http.js';
 import type { CollectionRecord } from '../schema/schema.js';
 import { parseVoiceModel, type VoiceSpec } from './config.js';
+import { isPlainObject } from '../json.js';
+import { openFields } from '../storage/secrets.js';
 import { PocketsphinxRecognizer } from './pocketsphinx.js';
 import type { Recognizer } from './recognizer.js';
 import { RemoteTranscriber } from './remote.js';
@@ -77,7 +79,7 @@ async function load(spec: VoiceSpec, env: VoiceEnv): Promise<Recognizer> {
  * FathomError('BAD_SCHEMA') naming the model and the reason when it cannot be had.
  */
 export async function loadRecognizer(raw: unknown, env: VoiceEnv): Promise<Recognizer> {
-  const spec = parseVoiceModel(raw);
+  const spec = parseVoiceModel(isPlainObject(raw) ? openFields(raw, ['api_key'], 'the `voice_query_model`') : raw);
   const key = keyOf(spec, env);
   let p = recognizers.get(key);
   if (p) {
