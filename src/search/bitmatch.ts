@@ -90,13 +90,14 @@ export function matchBits(
   const G: (Group | null)[][][] = [];
   const FB: (Uint32Array | null)[][][] = [];
   const WB: (Uint32Array | null)[][][] = [];
+  const memo = groupsOf(input);
   for (let t = 0; t < T; t++) {
     const list = perToken[t]!;
     const levels = [...new Set(list.map((tc) => tc.cost))].sort((a, b) => a - b);
     costs.push(levels);
-    G.push(levels.map((c) => weights.map((_, f) => groupOf(list.filter((tc) => tc.cost === c && tc.field === f), W, texts[f]!, T > 1))));
+    G.push(levels.map((c) => weights.map((_, f) => groupOf(list.filter((tc) => tc.cost === c && tc.field === f), W, texts[f]!, T > 1, memo))));
     FB.push(G[t]!.map((perField) => perField.map((g) => g?.bits ?? null)));
-    WB.push(parts ? levels.map((c) => weights.map((_, f) => groupOf(list.filter((tc) => tc.cost === c && tc.field === f && tc.part === 0), W, texts[f]!, false)?.bits ?? null)) : FB[t]!);
+    WB.push(parts ? levels.map((c) => weights.map((_, f) => groupOf(list.filter((tc) => tc.cost === c && tc.field === f && tc.part === 0), W, texts[f]!, false, memo)?.bits ?? null)) : FB[t]!);
   }
   // the matches, and those with every token at its cheapest level, in one pass over the words
   const full = T === input.totalTokens;
@@ -176,14 +177,37 @@ interface Group {
   lengths: TextIndex;
 }
 
+/**
+ * A search's groups (per field's text index, by their candidates): the typo and drop rounds
+ * of one search match the same tokens' candidates again, and a group is an OR over every
+ * candidate's postings. Keyed by the search's CorpusStats, made once per search.
+ */
+const searchGroups = new WeakMap<object, WeakMap<TextIndex, Map<string, Group | null>>>();
+
+function groupsOf(input: MatchInput): WeakMap<TextIndex, Map<string, Group | null>> | undefined {
+  const owner = input.stats;
+  if (!owner) return undefined;
+  let m = searchGroups.get(owner);
+  if (!m) searchGroups.set(owner, (m = new WeakMap()));
+  return m;
+}
+
 /** The group of some candidates (a common term's own bitmaps when it is the only one); null when there is none. */
-function groupOf(list: TokenCursor[], W: number, text: TextIndex | null, withTf: boolean): Group | null {
+function groupOf(list: TokenCursor[], W: number, text: TextIndex | null, withTf: boolean, memo?: WeakMap<TextIndex, Map<string, Group | null>>): Group | null {
   if (list.length === 0) return null;
   const first = list[0]!;
   const lengths = text ?? first.ti;
   if (list.length === 1) {
     const own = termBitsAndTf(first.ti, first.term);
     if (own) return { bits: own.bits, multi: own.multi, maxTf: own.maxTf, minDf: first.df, idf: -1, once: null, most: null, lengths };
+  }
+  if (memo) {
+    let byTerms = memo.get(lengths);
+    if (!byTerms) memo.set(lengths, (byTerms = new Map()));
+    const key = `${withTf ? 1 : 0}|${list.map((tc) => `${tc.part}:${tc.term}:${tc.df}`).join(',')}`;
+    let g = byTerms.get(key);
+    if (g === undefined) byTerms.set(key, (g = groupOf(list, W, text, withTf)));
+    return g;
   }
   const bits = new Uint32Array(W);
   // (who holds a term more than once matters only to the tie-break of several tokens)
