@@ -111,7 +111,10 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
     // One line per request comes from the onResponse hook below, not Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit,
-    routerOptions: { maxParamLength: SERVE_DEFAULTS.maxParamLength },
+    // As in the reference, a trailing slash names the same resource as the path without it:
+    // `POST /collections/c/documents/` creates, `GET /collections/c/synonyms/` lists (a
+    // document, synonym or collection id is never empty).
+    routerOptions: { maxParamLength: SERVE_DEFAULTS.maxParamLength, ignoreTrailingSlash: true },
     return503OnClosing: true,
     connectionTimeout: idleTimeout,
     forceCloseConnections: 'idle',
