@@ -108,6 +108,15 @@ export const FIELD_DEFAULTS = {
   locale: '',
 } as const;
 
+/**
+ * `truncate_len` of a field: the reference cuts each indexed token to this many characters;
+ * shown on every field as the reference shows it. Fathom accepts and keeps a field's own
+ * (1..TRUNCATE_LEN_MAX), and cuts every token at INPUT_LIMITS.maxTokenLength (the same 100)
+ * whatever it says.
+ */
+export const TRUNCATE_LEN_DEFAULT = 100;
+export const TRUNCATE_LEN_MAX = 2 ** 31 - 1;
+
 /** HNSW graph parameters for vector fields: `M` (links per node, 2..100) and `ef_construction` (build beam, 10..2000). */
 export const HNSW_DEFAULTS = { M: 16, ef_construction: 200 } as const;
 
