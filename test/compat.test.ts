@@ -1,0 +1,113 @@
+/**
+ * Issue #42, paths, shapes and rules: what the official clients send, answered as the
+ * reference answers it, each through `fathom serve` on loopback and the `typesense` client
+ * (its typed methods where it has one, its own `apiCall` for the paths the Python client
+ * writes with a trailing slash).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from 'typesense';
+import { startServer, type RunningServer } from '../src/server/serve.js';
+import { dataDirPath } from './helpers.js';
+
+const KEY = 'compat-key';
+let server: RunningServer;
+let client: Client;
+
+const BOOKS = {
+  name: 'books',
+  fields: [
+    { name: 'title', type: 'string' },
+    { name: 'year', type: 'int32' },
+    { name: 'tags', type: 'string[]', optional: true },
+  ],
+};
+
+/** The client's error for a request that failed: its HTTP status and message. */
+async function failure(p: Promise<unknown>): Promise<{ status: number; message: string }> {
+  try {
+    await p;
+  } catch (e) {
+    const err = e as { httpStatus?: number; message: string };
+    return { status: err.httpStatus ?? 0, message: err.message };
+  }
+  throw new Error('the request succeeded');
+}
+
+beforeAll(async () => {
+  server = await startServer({ dataDir: dataDirPath(), apiKey: KEY, address: '127.0.0.1', port: 0, logLevel: 'silent' }, { engine: { merges: 'inline' } });
+  client = new Client({ nodes: [{ host: '127.0.0.1', port: server.port, protocol: 'http' }], apiKey: KEY, connectionTimeoutSeconds: 5, logLevel: 'silent' });
+  await client.collections().create(BOOKS as never);
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe('a trailing slash names the collection-level endpoint', () => {
+  const api = () => client.apiCall;
+
+  it('creates and upserts a document with POST /collections/c/documents/', async () => {
+    expect(await api().post('/collections/books/documents/', { id: 's1', title: 'Slash one', year: 2001 }, { action: 'create' })).toMatchObject({ id: 's1' });
+    expect(await api().post('/collections/books/documents/', { id: 's1', title: 'Slash one again', year: 2002 }, { action: 'upsert' })).toMatchObject({ year: 2002 });
+    expect(await client.collections('books').documents('s1').retrieve()).toMatchObject({ title: 'Slash one again' });
+  });
+
+  it('updates by filter with PATCH /collections/c/documents/', async () => {
+    await client.collections('books').documents().import([{ id: 's2', title: 'Two', year: 1990 }, { id: 's3', title: 'Three', year: 1990 }], { action: 'create' });
+    expect(await api().patch('/collections/books/documents/', { tags: ['old'] }, { filter_by: 'year:1990' })).toMatchObject({ num_updated: 2 });
+    expect(await client.collections('books').documents('s3').retrieve()).toMatchObject({ tags: ['old'] });
+  });
+
+  it('deletes by filter with DELETE /collections/c/documents/, and answers num_deleted 0 when nothing matches', async () => {
+    expect(await api().delete('/collections/books/documents/', { filter_by: 'year:1990' })).toEqual({ num_deleted: 2 });
+    expect(await api().delete('/collections/books/documents/', { filter_by: 'year:1234', ignore_not_found: true })).toEqual({ num_deleted: 0 });
+  });
+
+  it('lists and reads every sub-resource and top-level resource with a trailing slash', async () => {
+    expect(await api().get('/collections/books/synonyms/')).toEqual({ synonyms: [] });
+    expect(await api().get('/collections/books/overrides/')).toEqual({ overrides: [] });
+    expect(await api().get('/collections/books/')).toMatchObject({ name: 'books' });
+    expect(((await api().get('/collections/')) as Array<{ name: string }>).map((c) => c.name)).toContain('books');
+    expect(await api().get('/aliases/')).toEqual({ aliases: [] });
+    expect(await api().get('/keys/')).toMatchObject({ keys: [] });
+    expect(await api().get('/synonym_sets/')).toEqual([]);
+    expect(await api().get('/presets/')).toEqual({ presets: [] });
+    expect(await api().get('/collections/books/documents/s1/')).toMatchObject({ id: 's1' });
+  });
+});
+
+describe('collection answers carry the reference defaults', () => {
+  const defaults = { truncate_len: 100, stem_dictionary: '' };
+
+  it('shows truncate_len and stem_dictionary on every field and the linked sets, on create, retrieve and list', async () => {
+    const created = (await client.collections().create({ name: 'shapes', fields: [{ name: 'title', type: 'string' }, { name: 'n', type: 'int32' }] } as never)) as any;
+    for (const info of [created, await client.collections('shapes').retrieve(), ((await client.collections().retrieve()) as any[]).find((c) => c.name === 'shapes')]) {
+      expect(info.fields).toEqual([expect.objectContaining({ name: 'title', ...defaults }), expect.objectContaining({ name: 'n', ...defaults })]);
+      expect(info).toMatchObject({ synonym_sets: [], curation_sets: [] });
+    }
+  });
+
+  it('shows the defaults on the fields an update adds', async () => {
+    const r = (await client.collections('shapes').update({ fields: [{ name: 'extra', type: 'string', optional: true }] } as never)) as any;
+    expect(r.fields).toEqual([expect.objectContaining({ name: 'extra', ...defaults })]);
+    expect(((await client.collections('shapes').retrieve()) as any).fields[2]).toMatchObject({ name: 'extra', ...defaults });
+  });
+
+  it('takes back a schema copied from an answer, and keeps a field’s own truncate_len', async () => {
+    const copied = (await client.collections('shapes').retrieve()) as any;
+    copied.name = 'shapes_copy';
+    copied.fields[0].truncate_len = 50;
+    const made = (await client.collections().create(copied)) as any;
+    expect(made.fields[0]).toMatchObject({ name: 'title', truncate_len: 50, stem_dictionary: '' });
+    expect((await failure(client.collections().create({ name: 'bad_len', fields: [{ name: 't', type: 'string', truncate_len: 0 }] } as never))).status).toBe(400);
+  });
+});
+
+describe('stopword sets', () => {
+  it('answer {id, stopwords, locale} on PUT and GET and {id} on DELETE, with no name key', async () => {
+    expect(await client.stopwords().upsert('common', { stopwords: ['the', 'of'], locale: 'en' })).toEqual({ id: 'common', stopwords: ['the', 'of'], locale: 'en' });
+    expect(await client.stopwords('common').retrieve()).toEqual({ stopwords: { id: 'common', stopwords: ['the', 'of'], locale: 'en' } });
+    expect(await client.stopwords().retrieve()).toEqual({ stopwords: [{ id: 'common', stopwords: ['the', 'of'], locale: 'en' }] });
+    expect(await client.stopwords('common').delete()).toEqual({ id: 'common' });
+  });
+});
