@@ -111,3 +111,54 @@ describe('stopword sets', () => {
     expect(await client.stopwords('common').delete()).toEqual({ id: 'common' });
   });
 });
+
+describe('export', () => {
+  it('writes each document as the reference does: keys sorted with id in its place, its number forms', async () => {
+    await client.collections().create({ name: 'exported', fields: [{ name: 'title', type: 'string' }, { name: 'price', type: 'float' }] } as never);
+    const lines = [
+      '{"title": "Zebra", "price": 3.0, "id": "b", "meta": {"z": 1, "a": [1e2, -0.5]}, "Upper": true}',
+      '{"price": 0.00001, "title": "Ärger", "id": "a1", "big": 9223372036854775807}',
+    ];
+    const results = (await client.collections('exported').documents().import(lines.join('\n'), { action: 'create' })) as unknown as string;
+    expect(results.split('\n').map((l) => JSON.parse(l))).toEqual([{ success: true }, { success: true }]);
+    expect(await client.collections('exported').documents().export()).toBe(
+      [
+        '{"Upper":true,"id":"b","meta":{"a":[100.0,-0.5],"z":1},"price":3.0,"title":"Zebra"}',
+        '{"big":9223372036854775807,"id":"a1","price":1e-05,"title":"Ärger"}',
+      ].join('\n'),
+    );
+    // with a projection the documents come from their parsed form, in the same key order
+    expect(await client.collections('exported').documents().export({ include_fields: 'title,id' })).toBe('{"id":"b","title":"Zebra"}\n{"id":"a1","title":"Ärger"}');
+  });
+});
+
+describe('import error lines', () => {
+  const importLines = async (lines: string[], params: Record<string, unknown> = {}) =>
+    ((await client.collections('books').documents().import(lines.join('\n'), { action: 'create', ...params } as never).catch((e) => e.importResults)) as unknown as string | Array<Record<string, unknown>>);
+  const parsed = (r: string | Array<Record<string, unknown>>) => (typeof r === 'string' ? r.split('\n').map((l) => JSON.parse(l)) : r);
+
+  it('carry the reference text and keys for a missing field, a wrong type, a duplicate id and bad JSON', async () => {
+    await client.collections('books').documents().create({ id: 'dup', title: 'Here first', year: 1 });
+    const lines = ['{"id": "m1", "title": "No year"}', '{"id": "w1", "title": 123, "year": 2}', '{"id": "w2", "title": "T", "year": "soon"}', '{"id": "dup", "title": "Again", "year": 3}', '{', '[]', '{"id": "w3", "title": "T", "year": 1, "tags": "one"}'];
+    const results = parsed(await importLines(lines));
+    expect(results).toEqual([
+      { code: 400, document: lines[0], error: 'Field `year` has been declared in the schema, but is not found in the document.', success: false },
+      { code: 400, document: lines[1], error: 'Field `title` must be a string.', success: false },
+      { code: 400, document: lines[2], error: 'Field `year` must be an int32.', success: false },
+      { code: 409, document: lines[3], error: 'A document with id dup already exists.', success: false },
+      { code: 400, document: '{', error: 'Bad JSON: [json.exception.parse_error.101] parse error at line 1, column 2: syntax error while parsing object key - unexpected end of input; expected string literal', success: false },
+      { code: 400, document: '[]', error: 'Bad JSON: not a properly formed document.', success: false },
+      { code: 400, document: lines[6], error: 'Field `tags` must be an array.', success: false },
+    ]);
+  });
+
+  it('writes each result line with its keys in the reference order', async () => {
+    const r = await fetch(`${server.url}/collections/books/documents/import?return_id=true`, { method: 'POST', headers: { 'x-typesense-api-key': KEY }, body: '{"id":"k1","title":"T","year":1}\n{"id":"k1","title":"T","year":1}' });
+    expect((await r.text()).split('\n')).toEqual(['{"id":"k1","success":true}', '{"code":409,"document":"{\\"id\\":\\"k1\\",\\"title\\":\\"T\\",\\"year\\":1}","error":"A document with id k1 already exists.","success":false}']);
+  });
+
+  it('gives a single write the same text', async () => {
+    expect(await failure(client.collections('books').documents().create({ id: 'solo', title: 'x' } as never))).toMatchObject({ status: 400, message: expect.stringContaining('Field `year` has been declared in the schema, but is not found in the document.') });
+    expect(await failure(client.collections('books').documents().create({ id: 'solo', title: 'x', year: 1, tags: [1.5] } as never))).toMatchObject({ message: expect.stringContaining('Field `tags` must be an array of string.') });
+  });
+});
