@@ -4,10 +4,12 @@
  * (its typed methods where it has one, its own `apiCall` for the paths the Python client
  * writes with a trailing slash).
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from 'typesense';
 import { startServer, type RunningServer } from '../src/server/serve.js';
-import { dataDirPath } from './helpers.js';
+import { dataDirPath, tmpDir } from './helpers.js';
 
 const KEY = 'compat-key';
 let server: RunningServer;
@@ -160,5 +162,27 @@ describe('import error lines', () => {
   it('gives a single write the same text', async () => {
     expect(await failure(client.collections('books').documents().create({ id: 'solo', title: 'x' } as never))).toMatchObject({ status: 400, message: expect.stringContaining('Field `year` has been declared in the schema, but is not found in the document.') });
     expect(await failure(client.collections('books').documents().create({ id: 'solo', title: 'x', year: 1, tags: [1.5] } as never))).toMatchObject({ message: expect.stringContaining('Field `tags` must be an array of string.') });
+  });
+});
+
+describe('POST /operations/snapshot', () => {
+  it('writes into an existing non-empty directory a snapshot directory of its own, leaving what is there', async () => {
+    const parent = tmpDir('compat-snap-');
+    fs.writeFileSync(path.join(parent, 'keep.txt'), 'mine');
+    expect(await client.operations.perform('snapshot', { snapshot_path: parent })).toEqual({ success: true });
+    const entries = fs.readdirSync(parent).sort();
+    expect(entries).toEqual(['keep.txt', expect.stringMatching(/^snapshot-\d{8}T\d{6}Z$/)]);
+    expect(fs.readFileSync(path.join(parent, 'keep.txt'), 'utf8')).toBe('mine');
+    // a second one in the same second gets its own directory too
+    expect(await client.operations.perform('snapshot', { snapshot_path: parent })).toEqual({ success: true });
+    const snaps = fs.readdirSync(parent).filter((e) => e.startsWith('snapshot-'));
+    expect(snaps.length).toBe(2);
+    const copy = await startServer({ dataDir: path.join(parent, entries[1]!), apiKey: KEY, address: '127.0.0.1', port: 0, logLevel: 'silent' }, { engine: { merges: 'off' } });
+    try {
+      const r = await fetch(`${copy.url}/collections/books/documents/s1`, { headers: { 'x-typesense-api-key': KEY } });
+      expect(await r.json()).toMatchObject({ id: 's1' });
+    } finally {
+      await copy.stop();
+    }
   });
 });
