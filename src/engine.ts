@@ -272,6 +272,15 @@ export class Engine {
   upsertAlias(name: string, body: unknown): Promise<AliasRecord> {
     return commit(this.store, { op: 'alias.upsert', name, body }, async () => {
       const before = this.store.aliases.get(name);
+      // an alias may name a collection that does not exist yet, unless references go through
+      // it: they must resolve to documents, so that would leave them pointing nowhere
+      const target = isPlainObject(body) ? body.collection_name : undefined;
+      if (typeof target === 'string' && this.store.collections.get(target) === undefined) {
+        const users = referencingCollections(this.store, name);
+        if (users.length > 0) {
+          throw new FathomError('BAD_REQUEST', `collection \`${target}\` does not exist, and references of ${users.map((r) => `\`${r.name}\``).join(', ')} go through alias \`${name}\`: create the collection first`);
+        }
+      }
       const rec = await upsertAlias(this.store, name, body);
       if (before !== undefined && before !== rec.collection_name) {
         for (const r of referencingCollections(this.store, name)) {

@@ -186,3 +186,24 @@ describe('POST /operations/snapshot', () => {
     }
   });
 });
+
+describe('aliases', () => {
+  it('accept a collection that does not exist yet, and answer 404 through it until the collection exists', async () => {
+    expect(await client.aliases().upsert('later', { collection_name: 'later_v1' })).toEqual({ name: 'later', collection_name: 'later_v1' });
+    expect(await client.aliases('later').retrieve()).toEqual({ name: 'later', collection_name: 'later_v1' });
+    expect((await failure(client.collections('later').documents().search({ q: '*' }))).status).toBe(404);
+    expect((await failure(client.collections('later').documents().create({ id: '1', title: 't' }))).status).toBe(404);
+    await client.collections().create({ name: 'later_v1', fields: [{ name: 'title', type: 'string' }] } as never);
+    await client.collections('later').documents().create({ id: '1', title: 'now here' });
+    expect(await client.collections('later').documents().search({ q: 'here', query_by: 'title' })).toMatchObject({ found: 1 });
+  });
+
+  it('refuse to point references that go through an alias at a collection that does not exist', async () => {
+    await client.collections().create({ name: 'authors', fields: [{ name: 'name', type: 'string' }] } as never);
+    await client.aliases().upsert('writers', { collection_name: 'authors' });
+    await client.collections().create({ name: 'novels', fields: [{ name: 'title', type: 'string' }, { name: 'author_id', type: 'string', reference: 'writers.id' }] } as never);
+    const refused = await failure(client.aliases().upsert('writers', { collection_name: 'nobody_yet' }));
+    expect(refused).toMatchObject({ status: 400, message: expect.stringContaining('references of `novels` go through alias `writers`') });
+    expect(await client.aliases('writers').retrieve()).toEqual({ name: 'writers', collection_name: 'authors' });
+  });
+});
