@@ -63,6 +63,7 @@ import { copyEnvironment } from './storage/copy.js';
 import { replicateThrough, type Replicate } from './cluster/command.js';
 import type { Schema } from './schema/schema.js';
 import { checkLinkedSets, revisionToken, Rules } from './rulesets/rulesets.js';
+import { parseRuntimeConfig, readRuntimeConfig, storeRuntimeConfig, type RuntimeConfig } from './runtime-config.js';
 import { SYNONYMS, type SynonymItem } from './synonyms/synonyms.js';
 import { CURATION, type CurationItem } from './curation/rules.js';
 import { Budget, runWith } from './search/budget.js';
@@ -753,6 +754,16 @@ export class Engine {
     return deleteConversation(this.store, id);
   }
 
+  /** POST /config: changes the reference's runtime settings (src/runtime-config.ts), for every process and node. */
+  updateRuntimeConfig(body: unknown): Promise<RuntimeConfig> {
+    const changes = parseRuntimeConfig(body);
+    return commit(this.store, { op: 'config.update', changes }, () => write(this.store, () => storeRuntimeConfig(this.store, changes)));
+  }
+  /** The runtime settings in force (one shared read). */
+  runtimeConfig(): RuntimeConfig {
+    return readRuntimeConfig(this.store);
+  }
+
   putAnalyticsRule(name: string, body: unknown, opts: { create?: boolean } = {}): Promise<AnalyticsRule> {
     return putRule(this.store, name, body, opts);
   }
@@ -765,9 +776,10 @@ export class Engine {
   deleteAnalyticsRule(name: string): Promise<{ name: string }> {
     return deleteRule(this.store, name);
   }
-  /** The rule an analytics event of this name counts for, if any. */
+  /** The rule an analytics event of this name counts for (a counter rule's event, or a query rule named so), if any. */
   analyticsRuleOfEvent(event: string): AnalyticsRule | undefined {
-    return ruleIndex(this.store).byEvent.get(event)?.rule;
+    const idx = ruleIndex(this.store);
+    return idx.byEvent.get(event)?.rule ?? idx.queryByName.get(event);
   }
 
   // -------------------------------------------------------------------------

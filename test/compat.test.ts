@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from 'typesense';
 import { startServer, type RunningServer } from '../src/server/serve.js';
@@ -205,5 +206,193 @@ describe('aliases', () => {
     const refused = await failure(client.aliases().upsert('writers', { collection_name: 'nobody_yet' }));
     expect(refused).toMatchObject({ status: 400, message: expect.stringContaining('references of `novels` go through alias `writers`') });
     expect(await client.aliases('writers').retrieve()).toEqual({ name: 'writers', collection_name: 'authors' });
+  });
+});
+
+describe('POST /config, GET /analytics/status, GET /operations/schema_changes', () => {
+  it('takes the runtime settings, refuses a value of the wrong type in the reference’s words, and logs slow requests', async () => {
+    const lines: string[] = [];
+    const logStream = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(...String(chunk).split('\n').filter(Boolean));
+        cb();
+      },
+    });
+    const s = await startServer({ dataDir: dataDirPath(), apiKey: KEY, address: '127.0.0.1', port: 0, logLevel: 'warn', logStream }, { engine: { merges: 'off' } });
+    try {
+      const c = new Client({ nodes: [{ host: '127.0.0.1', port: s.port, protocol: 'http' }], apiKey: KEY, connectionTimeoutSeconds: 5, logLevel: 'silent' });
+      await c.health.retrieve();
+      expect(lines.filter((l) => l.includes('slow request'))).toEqual([]);
+      expect(await c.apiCall.post('/config', { 'log-slow-requests-time-ms': 0, 'healthy-read-lag': 2000, 'skip-writes': false, 'some-future-setting': 1 })).toEqual({ success: true });
+      await c.collections().retrieve();
+      const slow = lines.filter((l) => l.includes('slow request')).map((l) => JSON.parse(l));
+      // from the request that set it on (in the process that answered it, at once)
+      expect(slow).toEqual([
+        expect.objectContaining({ msg: 'slow request', method: 'POST', url: '/config', status: 200 }),
+        expect.objectContaining({ msg: 'slow request', method: 'GET', url: '/collections', status: 200 }),
+      ]);
+      expect(JSON.stringify(slow)).not.toContain(KEY);
+      expect(s.engine.runtimeConfig()).toEqual({ 'log-slow-requests-time-ms': 0, 'healthy-read-lag': 2000, 'healthy-write-lag': 500, 'skip-writes': false });
+      expect(await c.apiCall.post('/config', { 'log-slow-requests-time-ms': -1 })).toEqual({ success: true });
+      const before = lines.length;
+      await c.collections().retrieve();
+      expect(lines.slice(before).filter((l) => l.includes('slow request'))).toEqual([]);
+      expect(await failure(c.apiCall.post('/config', { 'log-slow-requests-time-ms': '100' }))).toMatchObject({ status: 400, message: expect.stringContaining('Configuration `log-slow-requests-time-ms` must be an integer.') });
+      expect(await failure(c.apiCall.post('/config', { 'healthy-write-lag': 0 }))).toMatchObject({ status: 400, message: expect.stringContaining('Configuration `healthy-write-lag` must be a positive integer.') });
+      expect(await failure(c.apiCall.post('/config', { 'skip-writes': 'yes' }))).toMatchObject({ status: 400, message: expect.stringContaining('Configuration `skip-writes` must be a boolean.') });
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('answers the analytics status (nothing pending without analytics) and no schema change in progress', async () => {
+    expect(await client.apiCall.get('/analytics/status')).toEqual({
+      popular_prefix_queries: 0,
+      nohits_prefix_queries: 0,
+      log_prefix_queries: 0,
+      query_log_events: 0,
+      query_counter_events: 0,
+      doc_log_events: 0,
+      doc_counter_events: 0,
+    });
+    expect(await client.operations.getSchemaChanges()).toEqual([]);
+  });
+});
+
+describe('curation and synonym rules', () => {
+  beforeAll(async () => {
+    await client.collections().create({ name: 'companies', fields: [{ name: 'company_name', type: 'string' }, { name: 'num_employees', type: 'int32' }] } as never);
+    await client.collections('companies').documents().import(
+      [
+        { id: '1', company_name: 'Stark Industries', num_employees: 5215 },
+        { id: '2', company_name: 'Acme Industries', num_employees: 20 },
+      ],
+      { action: 'create' },
+    );
+  });
+  const search = async (q: string) => (await client.collections('companies').documents().search({ q, query_by: 'company_name' })) as any;
+
+  it('accepts and echoes an include of a document that does not exist yet, and pins it once it does', async () => {
+    const rule = { rule: { query: 'industries', match: 'exact' }, includes: [{ id: '125', position: 1 }] };
+    const saved = await client.collections('companies').overrides().upsert('pin-125', rule as never);
+    expect(saved).toMatchObject({ id: 'pin-125', includes: [{ id: '125', position: 1 }] });
+    expect((await search('industries')).hits.map((h: any) => h.document.id)).not.toContain('125');
+    await client.collections('companies').documents().create({ id: '125', company_name: 'Pinned Later', num_employees: 1 });
+    expect((await search('industries')).hits[0].document.id).toBe('125');
+    await client.collections('companies').overrides('pin-125').delete();
+  });
+
+  it('stores a filter_by that does not parse, and reports it when a search meets the rule', async () => {
+    const rule = { rule: { query: 'stark', match: 'exact' }, filter_by: 'num_employees>10' };
+    expect(await client.collections('companies').overrides().upsert('bad-filter', rule as never)).toMatchObject({ id: 'bad-filter', filter_by: 'num_employees>10' });
+    expect(await client.collections('companies').overrides('bad-filter').retrieve()).toMatchObject({ filter_by: 'num_employees>10' });
+    // a search the rule does not meet is untouched
+    expect((await search('acme')).found).toBe(1);
+    const refused = await failure(search('stark'));
+    expect(refused.status).toBe(400);
+    expect(refused.message).toContain('curation rule `bad-filter`');
+    await client.collections('companies').overrides('bad-filter').delete();
+  });
+
+  it('answers curation and synonym items with the reference defaults filled in', async () => {
+    const item = await client.curationSets('promos').upsert({ items: [{ id: 'plain', rule: { query: 'acme', match: 'exact' }, includes: [{ id: '2', position: 1 }] }] } as never);
+    expect((item as any).items[0]).toEqual({ id: 'plain', rule: { query: 'acme', match: 'exact' }, includes: [{ id: '2', position: 1 }], remove_matched_tokens: false, filter_curated_hits: false, stop_processing: true });
+    expect(await client.curationSets('promos').items('filtering').upsert({ rule: { query: 'big', match: 'exact' }, filter_by: 'num_employees:>100' } as never)).toEqual({
+      id: 'filtering',
+      rule: { query: 'big', match: 'exact' },
+      filter_by: 'num_employees:>100',
+      remove_matched_tokens: true,
+      filter_curated_hits: false,
+      stop_processing: true,
+    });
+    expect(await client.curationSets('promos').items('plain').retrieve()).toMatchObject({ stop_processing: true, remove_matched_tokens: false, filter_curated_hits: false });
+    expect(await client.collections('companies').overrides().upsert('own', { rule: { query: 'acme', match: 'exact' }, excludes: [{ id: '1' }], stop_processing: false } as never)).toMatchObject({ stop_processing: false, remove_matched_tokens: false, filter_curated_hits: false });
+    expect(await client.synonymSets('words').upsert({ items: [{ id: 'firms', synonyms: ['company', 'firm'] }] })).toEqual({ name: 'words', items: [{ id: 'firms', root: '', synonyms: ['company', 'firm'] }] });
+    expect(await client.synonymSets('words').items().upsert('one-way', { root: 'business', synonyms: ['firm'] })).toEqual({ id: 'one-way', root: 'business', synonyms: ['firm'] });
+    expect(await client.collections('companies').synonyms().upsert('own', { synonyms: ['acme', 'generic'] })).toEqual({ id: 'own', root: '', synonyms: ['acme', 'generic'] });
+    // an answer sent back as it came is taken
+    const back = await client.curationSets('promos').items('plain').retrieve();
+    expect(await client.curationSets('promos').items('plain').upsert(back as never)).toEqual(back);
+  });
+});
+
+describe('analytics rules in both generations’ shapes', () => {
+  let a: RunningServer;
+  let ac: Client;
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  beforeAll(async () => {
+    a = await startServer({ dataDir: dataDirPath(), apiKey: KEY, address: '127.0.0.1', port: 0, logLevel: 'silent', analytics: { enabled: true } }, { engine: { merges: 'inline' } });
+    ac = new Client({ nodes: [{ host: '127.0.0.1', port: a.port, protocol: 'http' }], apiKey: KEY, connectionTimeoutSeconds: 5, logLevel: 'silent' });
+    await ac.collections().create({ name: 'products', fields: [{ name: 'title', type: 'string' }, { name: 'popularity', type: 'int32' }, { name: 'clicks', type: 'int32', optional: true }] } as never);
+    await ac.collections().create({ name: 'product_queries', fields: [{ name: 'q', type: 'string' }, { name: 'count', type: 'int32' }] } as never);
+    await ac.collections('products').documents().import([{ id: '1', title: 'shoe', popularity: 0 }, { id: '2', title: 'sock', popularity: 0 }], { action: 'create' });
+  });
+  afterAll(async () => {
+    await a?.stop();
+  });
+
+  it('v1: accepts a counter rule on a required int32 field, and shows limit 1000 on a rule stored without one', async () => {
+    const counter = { type: 'counter', params: { source: { collections: ['products'], events: [{ type: 'click', weight: 1, name: 'v1_click' }] }, destination: { collection: 'products', counter_field: 'popularity' } } };
+    expect(await ac.analyticsV1.rules().upsert('v1_counter', counter as never)).toEqual({ name: 'v1_counter', ...counter });
+    const popular = { type: 'popular_queries', params: { source: { collections: ['products'] }, destination: { collection: 'product_queries' } } };
+    await ac.analyticsV1.rules().upsert('v1_popular', popular as never);
+    expect(await ac.analytics.rules('v1_popular').retrieve()).toEqual({ name: 'v1_popular', type: 'popular_queries', params: { ...popular.params, limit: 1000 } });
+    await ac.analytics.events().create({ type: 'click', name: 'v1_click', data: { doc_id: '2', user_id: 'u1' } } as never);
+    expect(await ac.apiCall.post('/analytics/flush', {})).toMatchObject({ ok: true });
+    expect(await ac.collections('products').documents('2').retrieve()).toMatchObject({ popularity: 1 });
+  });
+
+  it('v30: creates rules one at a time or as an array, lists them as a bare array, filters by rule_tag, and updates one in part', async () => {
+    const popular = {
+      name: 'v30_popular',
+      type: 'popular_queries',
+      collection: 'products',
+      event_type: 'query',
+      rule_tag: 'homepage',
+      params: { destination_collection: 'product_queries', limit: 100, capture_search_requests: false },
+    };
+    expect(await ac.analytics.rules().create(popular as never)).toEqual({ ...popular, params: { ...popular.params, expand_query: false } });
+    const clicks = { name: 'v30_clicks', type: 'counter', collection: 'products', event_type: 'click', params: { destination_collection: 'products', counter_field: 'clicks', weight: 2 } };
+    const bad = { name: 'v30_log', type: 'log', collection: 'products', event_type: 'click' };
+    const created = await ac.analytics.rules().create([clicks, bad] as never);
+    expect(created).toEqual([clicks, { error: expect.stringContaining('`log` rules') }]);
+    const all = (await ac.analytics.rules().retrieve()) as Array<{ name: string }>;
+    expect(Array.isArray(all)).toBe(true);
+    expect(all.map((r) => r.name)).toEqual(['v1_counter', 'v1_popular', 'v30_clicks', 'v30_popular']);
+    // a v1 rule listed in the v30 shape
+    expect(all[0]).toEqual({ name: 'v1_counter', type: 'counter', collection: 'products', event_type: 'click', params: { destination_collection: 'products', counter_field: 'popularity', weight: 1 } });
+    expect(await ac.analytics.rules().retrieve('homepage')).toEqual([{ ...popular, params: { ...popular.params, expand_query: false } }]);
+    expect(await ac.analytics.rules('v30_clicks').retrieve()).toEqual(clicks);
+    const updated = await ac.analytics.rules().upsert('v30_popular', { rule_tag: 'search-page', params: { limit: 50 } });
+    expect(updated).toMatchObject({ name: 'v30_popular', collection: 'products', rule_tag: 'search-page', params: { destination_collection: 'product_queries', limit: 50, capture_search_requests: false } });
+    expect(await failure(ac.analytics.rules().create({ name: 'no_collection', type: 'popular_queries', event_type: 'query', params: { destination_collection: 'product_queries' } } as never))).toMatchObject({
+      status: 400,
+      message: expect.stringContaining('`collection` is required'),
+    });
+  });
+
+  it('v30: counts the rule’s own click events, and the query events of a rule that does not capture searches', async () => {
+    await ac.analytics.rules('v1_popular').delete(); // it writes to product_queries too, and counts searches
+    await ac.analytics.events().create({ name: 'v30_clicks', event_type: 'click', data: { doc_id: '1', user_id: 'u2' } } as never);
+    await ac.analytics.events().create({ name: 'v30_popular', event_type: 'query', data: { q: 'Running Shoes', user_id: 'u3' } } as never);
+    // searches are not counted by a rule with capture_search_requests: false
+    await ac.collections('products').documents().search({ q: 'sock', query_by: 'title' });
+    await sleep(4300); // a user's query counts once they have paused (4 s)
+    expect(await ac.apiCall.post('/analytics/flush', {})).toMatchObject({ ok: true });
+    expect(await ac.collections('products').documents('1').retrieve()).toMatchObject({ clicks: 2 });
+    const queries = (await ac.collections('product_queries').documents().search({ q: '*' })) as any;
+    expect(queries.hits.map((h: any) => [h.document.q, h.document.count])).toEqual([['running shoes', 1]]);
+    expect(await ac.apiCall.get('/analytics/status')).toMatchObject({ popular_prefix_queries: 0, doc_counter_events: 0 });
+  });
+
+  it('v1 and v30: a rule deleted answers {name}', async () => {
+    expect(await ac.analytics.rules('v30_clicks').delete()).toEqual({ name: 'v30_clicks' });
+    expect(await ac.analyticsV1.rules('v1_counter').delete()).toEqual({ name: 'v1_counter' });
+  });
+});
+
+describe('POST /analytics/flush without analytics', () => {
+  it('answers {"ok": true}: nothing is pending', async () => {
+    expect(await client.apiCall.post('/analytics/flush', {})).toEqual({ ok: true });
   });
 });

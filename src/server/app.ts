@@ -42,6 +42,7 @@ import { compact, processParticipant, type CompactReport } from './compact.js';
 import { analyticsRoutes } from './routes/analytics.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { presetRoutes, ruleRoutes } from './routes/rules.js';
+import { runtimeConfigRoutes } from './runtime-config.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -210,6 +211,7 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
     table.set(r.url, set);
   });
 
+  runtimeConfigRoutes(app, ctx); // first: its slow-request log hook sees every route
   opsRoutes(app, ctx, () => healthy && (opts.healthy?.() ?? true));
   operationRoutes(app, ctx);
   collectionRoutes(app, ctx);
