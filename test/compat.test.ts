@@ -396,3 +396,27 @@ describe('POST /analytics/flush without analytics', () => {
     expect(await client.apiCall.post('/analytics/flush', {})).toEqual({ ok: true });
   });
 });
+
+describe('the API generation', () => {
+  it('reports v30.0 on /debug, and serves the code paths of both generations', async () => {
+    const d = (await client.debug.retrieve()) as unknown as { version: string };
+    expect(d.version).toBe('v30.0');
+    await client.collections().create({ name: 'gen', fields: [{ name: 'title', type: 'string' }] } as never);
+    await client.collections('gen').documents().import([{ id: '1', title: 'an old book' }, { id: '2', title: 'a red car' }], { action: 'create' });
+    const found = async (q: string, extra: Record<string, unknown> = {}) => ((await client.collections('gen').documents().search({ q, query_by: 'title', ...extra })) as any).hits.map((h: any) => h.document.id);
+    expect(await found('tome')).toEqual([]);
+    // v29: a collection's own synonyms and overrides
+    await client.collections('gen').synonyms().upsert('tomes', { synonyms: ['tome', 'book'] });
+    expect(await found('tome')).toEqual(['1']);
+    await client.collections('gen').overrides().upsert('cars-first', { rule: { query: 'book', match: 'exact' }, includes: [{ id: '2', position: 1 }] } as never);
+    expect(await found('book')).toEqual(['2', '1']);
+    // v30: sets linked to the collection
+    await client.synonymSets('vehicles').upsert({ items: [{ id: 'autos', synonyms: ['auto', 'car'] }] });
+    await client.curationSets('no-cars').upsert({ items: [{ id: 'hide', rule: { query: 'auto', match: 'exact' }, excludes: [{ id: '2' }] }] } as never);
+    expect(await found('auto')).toEqual([]);
+    await client.collections('gen').update({ synonym_sets: ['vehicles'] } as never);
+    expect(await found('auto')).toEqual(['2']);
+    await client.collections('gen').update({ curation_sets: ['no-cars'] } as never);
+    expect(await found('auto')).toEqual([]);
+  });
+});
