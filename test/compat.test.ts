@@ -240,6 +240,9 @@ describe('POST /config, GET /analytics/status, GET /operations/schema_changes', 
       expect(await failure(c.apiCall.post('/config', { 'log-slow-requests-time-ms': '100' }))).toMatchObject({ status: 400, message: expect.stringContaining('Configuration `log-slow-requests-time-ms` must be an integer.') });
       expect(await failure(c.apiCall.post('/config', { 'healthy-write-lag': 0 }))).toMatchObject({ status: 400, message: expect.stringContaining('Configuration `healthy-write-lag` must be a positive integer.') });
       expect(await failure(c.apiCall.post('/config', { 'skip-writes': 'yes' }))).toMatchObject({ status: 400, message: expect.stringContaining('Configuration `skip-writes` must be a boolean.') });
+      // a setting smuggled through the prototype changes nothing
+      await fetch(`${s.url}/config`, { method: 'POST', headers: { 'x-typesense-api-key': KEY, 'content-type': 'application/json' }, body: '{"__proto__": {"log-slow-requests-time-ms": 0}}' });
+      expect(s.engine.runtimeConfig()['log-slow-requests-time-ms']).toBe(-1);
     } finally {
       await s.stop();
     }
@@ -383,6 +386,28 @@ describe('analytics rules in both generations’ shapes', () => {
     const queries = (await ac.collections('product_queries').documents().search({ q: '*' })) as any;
     expect(queries.hits.map((h: any) => [h.document.q, h.document.count])).toEqual([['running shoes', 1]]);
     expect(await ac.apiCall.get('/analytics/status')).toMatchObject({ popular_prefix_queries: 0, doc_counter_events: 0 });
+  });
+
+  it('refuses hostile rule requests with a 400 and no harm: too many at once, prototype names, oversized query events', async () => {
+    const many = Array.from({ length: 101 }, (_, i) => ({ name: `r${i}`, type: 'nohits_queries', collection: 'products', event_type: 'query', params: { destination_collection: 'product_queries' } }));
+    expect(await failure(ac.analytics.rules().create(many as never))).toMatchObject({ status: 400, message: expect.stringContaining('at most 100') });
+    expect(((await ac.analytics.rules().retrieve()) as Array<{ name: string }>).map((r) => r.name)).not.toContain('r0');
+    // `__proto__`: stored rule records lose that key (their encoding renames it), which the
+    // prototype-safe registries fix; until then no request about it may fail with a 5xx
+    const proto = { name: '__proto__', type: 'nohits_queries', collection: 'products', event_type: 'query', params: { destination_collection: 'product_queries' } };
+    for (const [method, body] of [['PUT', proto], ['GET', undefined], ['DELETE', undefined]] as const) {
+      const res = await fetch(`${a.url}/analytics/rules/__proto__`, { method, headers: { 'x-typesense-api-key': KEY, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+      expect(res.status, method).toBeLessThan(500);
+    }
+    for (const name of ['constructor', 'toString']) {
+      const rule = { name, type: 'nohits_queries', collection: 'products', event_type: 'query', params: { destination_collection: 'product_queries' } };
+      expect(await ac.analytics.rules().upsert(name, rule as never)).toMatchObject({ name, type: 'nohits_queries' });
+      // (the client caches rule objects by name in a plain object, so `rules('__proto__')` is not usable: its apiCall is)
+      expect(await ac.apiCall.get(`/analytics/rules/${name}`)).toMatchObject({ name, collection: 'products' });
+      expect(await ac.apiCall.delete(`/analytics/rules/${name}`)).toEqual({ name });
+    }
+    const long = { name: 'v30_popular', event_type: 'query', data: { q: 'x'.repeat(5000), user_id: 'u' } };
+    expect(await failure(ac.analytics.events().create(long as never))).toMatchObject({ status: 400, message: expect.stringContaining('`data.q`') });
   });
 
   it('v1 and v30: a rule deleted answers {name}', async () => {

@@ -225,7 +225,7 @@ export async function putRule(store: Store, name: string, body: unknown, opts: {
 function storeRule(store: Store, name: string, rule: AnalyticsRule, opts: { create?: boolean }): Promise<AnalyticsRule> {
   return write(store, () => {
     const rec = readRecord(store);
-    const existing = rec.rules[name];
+    const existing = Object.hasOwn(rec.rules, name) ? rec.rules[name] : undefined;
     if (existing && opts.create) throw new FathomError('CONFLICT', `an analytics rule named \`${name}\` already exists; PUT /analytics/rules/${name} replaces it`);
     checkAgainstStore(store, rule, Object.values(rec.rules).filter((r) => r.name !== name));
     const id = existing?.id ?? rec.next_id;
@@ -242,7 +242,8 @@ export function listRules(store: Store): AnalyticsRule[] {
 }
 
 export function getRule(store: Store, name: string): AnalyticsRule {
-  const r = readRecord(store).rules[name];
+  const rules = readRecord(store).rules;
+  const r = Object.hasOwn(rules, name) ? rules[name] : undefined;
   if (!r) throw new FathomError('NOT_FOUND', `analytics rule \`${name}\` not found`);
   return publicRule(r);
 }
@@ -255,7 +256,7 @@ export async function deleteRule(store: Store, name: string): Promise<{ name: st
 function removeRule(store: Store, name: string): Promise<{ name: string }> {
   return write(store, () => {
     const rec = readRecord(store);
-    if (!rec.rules[name]) throw new FathomError('NOT_FOUND', `analytics rule \`${name}\` not found`);
+    if (!Object.hasOwn(rec.rules, name)) throw new FathomError('NOT_FOUND', `analytics rule \`${name}\` not found`);
     const rules = { ...rec.rules };
     delete rules[name];
     store.aux.put(RULES_KEY, { next_id: rec.next_id, rules });
