@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import { ANALYTICS_DEFAULTS } from '../src/defaults.js';
+import { shown } from '../src/analytics/shapes.js';
 import { out, printJson, readAllInput, UsageError, withDataDir, withEngine, type ExitCode } from './common.js';
 import { listOutput, printList, withListOutput } from './jsonl.js';
 
@@ -30,7 +31,7 @@ export function analyticsCommand(run: (fn: () => Promise<ExitCode>) => Promise<v
       const mode = listOutput(opts);
       const list = await withEngine(opts.dataDir, (e) => e.listAnalyticsRules(), { merges: 'off' });
       await printList(mode, list, {
-        asJson: { rules: list },
+        asJson: { rules: list.map(shown) },
         none: 'no analytics rules\n',
         text: (list) => {
           const rows = list.map((r) => [
@@ -51,7 +52,7 @@ export function analyticsCommand(run: (fn: () => Promise<ExitCode>) => Promise<v
 
   withDataDir(rules.command('get').description('show an analytics rule as JSON').argument('<name>')).action((name: string, opts: Opts) =>
     run(async () => {
-      await printJson(await withEngine(opts.dataDir, (e) => e.getAnalyticsRule(name), { merges: 'off' }));
+      await printJson(shown(await withEngine(opts.dataDir, (e) => e.getAnalyticsRule(name), { merges: 'off' })));
     }),
   );
 
@@ -71,7 +72,7 @@ export function analyticsCommand(run: (fn: () => Promise<ExitCode>) => Promise<v
       } catch (e) {
         throw new UsageError(`the rule is not valid JSON: ${(e as Error).message.replace(/^malformed JSON: /, '')}`);
       }
-      await printJson(await withEngine(opts.dataDir, (e) => e.putAnalyticsRule(name, body), { merges: 'off' }));
+      await printJson(shown(await withEngine(opts.dataDir, (e) => e.putAnalyticsRule(name, body), { merges: 'off' })));
     }),
   );
 

@@ -1,6 +1,7 @@
 /**
  * `fathom snapshot <dir>`: a compacted point-in-time copy of the data directory into a new
- * or empty directory, which `fathom serve --data-dir <dir>` and every command open as is.
+ * or empty directory (or a new `snapshot-<time>` directory inside one that holds anything),
+ * which `fathom serve --data-dir <dir>` and every command open as is.
  */
 import path from 'node:path';
 import { Command } from 'commander';
@@ -15,7 +16,7 @@ export function snapshotCommand(run: (fn: () => Promise<ExitCode>) => Promise<vo
   return withDataDir(
     new Command('snapshot')
       .description('copy the data directory (compacted, consistent while others write) into a new or empty directory')
-      .argument('<dir>', 'where the copy goes: a new or empty directory')
+      .argument('<dir>', 'where the copy goes: a new or empty directory, or inside one that holds anything (a new snapshot-<time> directory)')
       .option('--json', 'print the result as JSON'),
   ).action((dir: string, opts: Opts) =>
     run(async () => {

@@ -42,7 +42,7 @@ export function synonymsCommand(run: (fn: () => Promise<ExitCode>) => Promise<vo
       describe: (i) => {
         const s = i as SynonymItem;
         const tail = s.locale ? `  (${s.locale})` : '';
-        return (s.root !== undefined ? `${s.root} -> ${s.synonyms.join(', ')}` : s.synonyms.join(' = ')) + tail;
+        return (s.root ? `${s.root} -> ${s.synonyms.join(', ')}` : s.synonyms.join(' = ')) + tail;
       },
     },
     run,

@@ -110,6 +110,15 @@ export const FIELD_DEFAULTS = {
   locale: '',
 } as const;
 
+/**
+ * `truncate_len` of a field: the reference cuts each indexed token to this many characters;
+ * shown on every field as the reference shows it. Fathom accepts and keeps a field's own
+ * (1..TRUNCATE_LEN_MAX), and cuts every token at INPUT_LIMITS.maxTokenLength (the same 100)
+ * whatever it says.
+ */
+export const TRUNCATE_LEN_DEFAULT = 100;
+export const TRUNCATE_LEN_MAX = 2 ** 31 - 1;
+
 /** HNSW graph parameters for vector fields: `M` (links per node, 2..100) and `ef_construction` (build beam, 10..2000). */
 export const HNSW_DEFAULTS = { M: 16, ef_construction: 200 } as const;
 
@@ -471,11 +480,31 @@ export const ANALYTICS_DEFAULTS = {
   maxWeight: 1_000_000,
   /** Longest rule or event name, in characters. */
   maxNameLength: 256,
+  /** Rules one `POST /analytics/rules` may create (Typesense 30's array body), so a request's work is bounded. */
+  maxRulesPerRequest: 100,
 } as const;
 
 // ---------------------------------------------------------------------------
 // fathom serve (the HTTP daemon), beyond SERVER_DEFAULTS
 // ---------------------------------------------------------------------------
+
+/**
+ * The reference's runtime settings, changed with `POST /config` (src/runtime-config.ts) and
+ * kept in the data directory, so every server process and cluster node reads the same.
+ */
+export const RUNTIME_CONFIG_DEFAULTS = {
+  /** Requests taking at least this many ms are logged again at warn level as `slow request`; -1: none. Any whole number. */
+  'log-slow-requests-time-ms': -1,
+  /** The reference's replication read lag limit for /health (>= 1); kept and reported, no effect in Fathom (a cluster node is healthy once caught up with its stream). */
+  'healthy-read-lag': 1000,
+  /** The reference's replication write lag limit (>= 1); kept, no effect in Fathom. */
+  'healthy-write-lag': 500,
+  /** The reference's switch for skipping writes while it replays its log at start-up; kept, no effect in Fathom (nothing is replayed). */
+  'skip-writes': false,
+} as const;
+
+/** How often a server process re-reads the runtime settings (ms): a change reaches every process within this long. */
+export const RUNTIME_CONFIG_REFRESH_MS = 1000;
 
 export const SERVE_DEFAULTS = {
   /** Log level: fatal | error | warn | info (one line per request) | debug | trace | silent. */

@@ -67,6 +67,7 @@ import { copyEnvironment } from './storage/copy.js';
 import { replicateThrough, type Replicate } from './cluster/command.js';
 import type { Schema } from './schema/schema.js';
 import { checkLinkedSets, revisionToken, Rules } from './rulesets/rulesets.js';
+import { parseRuntimeConfig, readRuntimeConfig, storeRuntimeConfig, type RuntimeConfig } from './runtime-config.js';
 import { SYNONYMS, type SynonymItem } from './synonyms/synonyms.js';
 import { CURATION, type CurationItem } from './curation/rules.js';
 import { Budget, runWith } from './search/budget.js';
@@ -278,6 +279,15 @@ export class Engine {
   upsertAlias(name: string, body: unknown): Promise<AliasRecord> {
     return commit(this.store, { op: 'alias.upsert', name, body }, async () => {
       const before = aliasTarget(this.store, name);
+      // an alias may name a collection that does not exist yet, unless references go through
+      // it: they must resolve to documents, so that would leave them pointing nowhere
+      const target = isPlainObject(body) ? body.collection_name : undefined;
+      if (typeof target === 'string' && this.store.collections.get(target) === undefined) {
+        const users = referencingCollections(this.store, name);
+        if (users.length > 0) {
+          throw new FathomError('BAD_REQUEST', `collection \`${target}\` does not exist, and references of ${users.map((r) => `\`${r.name}\``).join(', ')} go through alias \`${name}\`: create the collection first`);
+        }
+      }
       const rec = await upsertAlias(this.store, name, body);
       if (before !== undefined && before !== rec.collection_name) {
         for (const r of referencingCollections(this.store, name)) {
@@ -620,7 +630,7 @@ export class Engine {
   listStopwords(): StopwordSet[] {
     return listStopwords(this.store);
   }
-  deleteStopwords(name: string): Promise<{ id: string; name: string }> {
+  deleteStopwords(name: string): Promise<{ id: string }> {
     return commit(this.store, { op: 'stopwords.delete', name }, () => deleteStopwords(this.store, name));
   }
 
@@ -762,6 +772,16 @@ export class Engine {
     return deleteConversation(this.store, id, actor);
   }
 
+  /** POST /config: changes the reference's runtime settings (src/runtime-config.ts), for every process and node. */
+  updateRuntimeConfig(body: unknown): Promise<RuntimeConfig> {
+    const changes = parseRuntimeConfig(body);
+    return commit(this.store, { op: 'config.update', changes }, () => write(this.store, () => storeRuntimeConfig(this.store, changes)));
+  }
+  /** The runtime settings in force (one shared read). */
+  runtimeConfig(): RuntimeConfig {
+    return readRuntimeConfig(this.store);
+  }
+
   putAnalyticsRule(name: string, body: unknown, opts: { create?: boolean } = {}): Promise<AnalyticsRule> {
     return putRule(this.store, name, body, opts);
   }
@@ -774,9 +794,10 @@ export class Engine {
   deleteAnalyticsRule(name: string): Promise<{ name: string }> {
     return deleteRule(this.store, name);
   }
-  /** The rule an analytics event of this name counts for, if any. */
+  /** The rule an analytics event of this name counts for (a counter rule's event, or a query rule named so), if any. */
   analyticsRuleOfEvent(event: string): AnalyticsRule | undefined {
-    return ruleIndex(this.store).byEvent.get(event)?.rule;
+    const idx = ruleIndex(this.store);
+    return idx.byEvent.get(event)?.rule ?? idx.queryByName.get(event);
   }
 
   // -------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import type { LosslessNumber } from 'lossless-json';
 import { INPUT_LIMITS } from './defaults.js';
 import { FathomError } from './errors.js';
+import { referenceParseError } from './io/reference-json.js';
 
 // lossless-json is loaded on first use: most processes never see a 16-digit number, and
 // loading it costs a noticeable part of a CLI command's start-up.
@@ -135,7 +136,9 @@ export function parseJsonLine(text: string): { value: unknown; lossless: boolean
   try {
     return { value: lossless ? convert(losslessParse(text)) : JSON.parse(text), lossless };
   } catch (e) {
-    throw new FathomError('BAD_JSON', `malformed JSON: ${(e as Error).message}`);
+    // a document line's error is the reference's, whose clients may match its text
+    const reference = referenceParseError(text);
+    throw new FathomError('BAD_JSON', reference ? `Bad JSON: ${reference}` : `malformed JSON: ${(e as Error).message}`);
   }
 }
 

@@ -96,7 +96,7 @@ describe('the other list commands with --jsonl', () => {
     await run(['synonyms', 'put', 'sofa', '--synonyms', 'sofa,couch', '--collection', 'books', '-d', dir]);
     await run(['synonyms', 'put', '--set', 'home', '-d', dir], JSON.stringify({ items: [{ id: 'tv', root: 'tv', synonyms: ['television'] }] }));
     const items = jsonLines(await run(['synonyms', 'list', '--collection', 'books', '--jsonl', '-d', dir]));
-    expect(items).toEqual([{ id: 'sofa', synonyms: ['sofa', 'couch'] }]);
+    expect(items).toEqual([{ id: 'sofa', root: '', synonyms: ['sofa', 'couch'] }]);
     const sets = jsonLines(await run(['synonyms', 'list', '--jsonl', '-d', dir]));
     expect(sets.map((s) => s.name)).toEqual(['home']);
     expect(sets).toEqual(JSON.parse(await run(['synonyms', 'list', '--json', '-d', dir])));

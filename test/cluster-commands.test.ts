@@ -332,7 +332,7 @@ describe('a `store: false` image written through the cluster\'s commands', () =>
     const one = JSON.parse((await send(server.url, 'POST', docs, { name: 'x', kind: 'x', image: gif })).text);
     expect(one).toEqual({ message: 'field `image` is a GIF image; only BMP, JPEG and PNG images are accepted' });
     const given = (doc: Record<string, unknown>) => send(server.url, 'POST', `${docs}?dirty_values=reject`, { ...doc, kind: 'x', embedding: vector }).then((r) => JSON.parse(r.text).message);
-    expect(await given({ name: 5, image: gif })).toMatch(/^field `name` must be a string/);
+    expect(await given({ name: 5, image: gif })).toMatch(/^Field `name` must be a string\./);
     expect(await given({ image: gif, name: 5 })).toMatch(/^field `image` is a GIF image/);
     const drop = JSON.parse((await send(server.url, 'POST', `${docs}?dirty_values=drop`, { name: 'x', kind: 'x', image: huge, embedding: vector })).text);
     expect(drop.message).toMatch(/^field `image` is a PNG image of 100000 x 1000 pixels/);

@@ -64,7 +64,7 @@ describe('document ids', () => {
       expect(sum).toEqual({ total: 20, succeeded: 12, failed: 8 });
       out.forEach((line, i) => {
         const r = JSON.parse(line);
-        if (i % 5 === 2) expect(r).toMatchObject({ success: false, error: expect.stringMatching(/malformed JSON/), document: lines[i] });
+        if (i % 5 === 2) expect(r).toMatchObject({ success: false, error: expect.stringMatching(/^Bad JSON: /), document: lines[i] });
         else if (i % 5 === 4) expect(r).toMatchObject({ success: false, code: 409, document: lines[i] });
         else expect(r).toEqual(returnDoc ? { success: true, document: JSON.parse(lines[i]!) } : { success: true });
       });
@@ -78,7 +78,7 @@ describe('document ids', () => {
 describe('validation and dirty_values', () => {
   it('rejects a document missing a required field', async () => {
     const e = await books();
-    await expect(e.writeDocument('books', { id: '1', title: 'x', year: 1 })).rejects.toThrow(/field `author` is required/);
+    await expect(e.writeDocument('books', { id: '1', title: 'x', year: 1 })).rejects.toThrow('Field `author` has been declared in the schema, but is not found in the document.');
     await e.close();
   });
 
@@ -91,7 +91,7 @@ describe('validation and dirty_values', () => {
 
   it('reject (the default without pattern fields) refuses a wrong type', async () => {
     const e = await books();
-    await expect(e.writeDocument('books', { id: '1', title: 'x', author: 'a', year: '1999' })).rejects.toThrow(/field `year` must be an int32/);
+    await expect(e.writeDocument('books', { id: '1', title: 'x', author: 'a', year: '1999' })).rejects.toThrow('Field `year` must be an int32.');
     await e.close();
   });
 
@@ -176,7 +176,7 @@ describe('validation and dirty_values', () => {
 
   it('checks array element types and names the element', async () => {
     const e = await books();
-    await expect(e.writeDocument('books', { id: '1', title: 'x', author: 'a', year: 1, tags: ['a', 3] })).rejects.toThrow(/field `tags` must be an array of strings; element 1/);
+    await expect(e.writeDocument('books', { id: '1', title: 'x', author: 'a', year: 1, tags: ['a', 3] })).rejects.toThrow('Field `tags` must be an array of string.');
     await e.close();
   });
 
@@ -245,7 +245,7 @@ describe('actions', () => {
     await e.writeDocument('books', { id: '1', title: 'a', author: 'x', year: 1 }, { action: 'emplace' });
     await e.writeDocument('books', { id: '1', year: 5 }, { action: 'emplace' });
     expect(e.getDocument('books', '1')).toMatchObject({ title: 'a', year: 5 });
-    await expect(e.writeDocument('books', { id: '2', year: 5 }, { action: 'emplace' })).rejects.toThrow(/required/);
+    await expect(e.writeDocument('books', { id: '2', year: 5 }, { action: 'emplace' })).rejects.toThrow(/declared in the schema, but is not found/);
     await e.close();
   });
 

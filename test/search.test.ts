@@ -865,7 +865,7 @@ describe('stopwords', () => {
   it('removes a set\'s words from queries only', async () => {
     const e = await coll([{ id: 'a', title: 'the lord of the rings' }, { id: 'b', title: 'rings of power' }]);
     const set = await e.putStopwords('common', { stopwords: ['The', 'of the'], locale: 'en' });
-    expect(set).toEqual({ id: 'common', name: 'common', stopwords: ['the', 'of'], locale: 'en' });
+    expect(set).toEqual({ id: 'common', stopwords: ['the', 'of'], locale: 'en' });
     expect((await e.search('c', { q: 'the rings', query_by: 'title', drop_tokens_threshold: 0 })).found).toBe(1);
     expect((await e.search('c', { q: 'the rings', query_by: 'title', drop_tokens_threshold: 0, stopwords: 'common' })).found).toBe(2);
     await expect(e.search('c', { q: 'x', query_by: 'title', stopwords: 'nope' })).rejects.toThrow(/stopword set `nope` not found/);
@@ -878,7 +878,7 @@ describe('stopwords', () => {
   it('CLI: put from --words and --file, list, get, delete', async () => {
     const dir = dataDirPath();
     const p = await cli(['stopwords', 'put', 'en', '--words', 'a,an,The', '-d', dir]);
-    expect(JSON.parse(p.stdout)).toEqual({ id: 'en', name: 'en', stopwords: ['a', 'an', 'the'] });
+    expect(JSON.parse(p.stdout)).toEqual({ id: 'en', stopwords: ['a', 'an', 'the'] });
     const l = await cli(['stopwords', 'list', '-d', dir]);
     expect(l.stdout).toMatch(/^en\s+3 words/);
     const g = await cli(['stopwords', 'get', 'en', '-d', dir]);
@@ -886,7 +886,7 @@ describe('stopwords', () => {
     const bad = await cli(['stopwords', 'put', 'x', '-d', dir]);
     expect(bad.code).toBe(2);
     const d = await cli(['stopwords', 'delete', 'en', '-d', dir]);
-    expect(JSON.parse(d.stdout)).toEqual({ id: 'en', name: 'en' });
+    expect(JSON.parse(d.stdout)).toEqual({ id: 'en' });
   });
 });
 

@@ -187,12 +187,12 @@ describe('the typesense client against fathom serve', () => {
 
   it('manages stopword sets that searches then apply', async () => {
     const put = await client.stopwords().upsert('common', { stopwords: ['The', 'of a'] });
-    expect(put).toMatchObject({ id: 'common', name: 'common', stopwords: ['the', 'of', 'a'] });
+    expect(put).toMatchObject({ id: 'common', stopwords: ['the', 'of', 'a'] });
     expect((await client.stopwords().retrieve()).stopwords.map((s) => s.id)).toContain('common');
     expect(await client.stopwords('common').retrieve()).toMatchObject({ stopwords: { id: 'common' } });
     const r = await client.collections('books').documents().search({ q: 'the hobbit', query_by: 'title', stopwords: 'common' } as never);
     expect(r.found).toBe(1);
-    expect(await client.stopwords('common').delete()).toEqual({ id: 'common', name: 'common' });
+    expect(await client.stopwords('common').delete()).toEqual({ id: 'common' });
   });
 
   it('reports debug, stats and metrics', async () => {

@@ -150,7 +150,7 @@ describe('synonyms in search', () => {
     engines = [];
     const again = openEngine(dir);
     engines.push(again);
-    expect(again.synonyms().list('products')).toEqual([{ id: 'coats', synonyms: ['blazer', 'coat'] }]);
+    expect(again.synonyms().list('products')).toEqual([{ id: 'coats', root: '', synonyms: ['blazer', 'coat'] }]);
     expect((await search(again, 'coat')).sort()).toEqual(['blazer', 'coat']);
   });
 

@@ -22,7 +22,7 @@ import { isPlainObject } from '../json.js';
 import { decideUser, type LoggedSearch } from './aggregate.js';
 import { applyBatchOnce, dropBatch, emptyReport, sealBatch, waitingBatches, type FlushReport } from './flush.js';
 import { COUNTER, DISTINCT, EVENT, QUERY, SEARCH, openPending, type PendingKey, type PendingStore } from './pending.js';
-import { analyticsDisabled, expandQuery, foundOf, normalizeQuery } from './query.js';
+import { analyticsDisabled, expandQuery, foundOf, normalizeQuery, userKey } from './query.js';
 import { EVENT_TYPES, ruleIndex, type RuleEvent, type StoredRule } from './rules.js';
 
 export type AnalyticsLog = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
@@ -38,6 +38,22 @@ export interface AnalyticsOptions {
 }
 
 /** A search answer as the routes have it: the engine's object or the JSON text sent. */
+/** GET /analytics/status: counts of what is pending, by the reference's names. */
+export interface AnalyticsStatus {
+  popular_prefix_queries: number;
+  nohits_prefix_queries: number;
+  log_prefix_queries: number;
+  query_log_events: number;
+  query_counter_events: number;
+  doc_log_events: number;
+  doc_counter_events: number;
+}
+
+/** The status of a server without search analytics: nothing pending. */
+export function emptyStatus(): AnalyticsStatus {
+  return { popular_prefix_queries: 0, nohits_prefix_queries: 0, log_prefix_queries: 0, query_log_events: 0, query_counter_events: 0, doc_log_events: 0, doc_counter_events: 0 };
+}
+
 export type SearchAnswer = string | { found?: unknown; hits?: unknown; grouped_hits?: unknown };
 
 function bad(message: string): never {
@@ -93,6 +109,7 @@ export class Analytics {
     let found: number | undefined;
     let expanded: string | undefined;
     for (const r of rules) {
+      if (r.capture_search_requests === false) continue; // counts only the query events sent to it
       if (r.type === 'nohits_queries') {
         found ??= foundOf(answer);
         if (found === 0) entry.push([r.id, q]);
@@ -136,11 +153,25 @@ export class Analytics {
     return batch;
   }
 
-  /** Checks an event against the rules; returns what it increments. */
-  private parseEvent(body: unknown): { rule: StoredRule; event: RuleEvent; docId: string } {
+  /**
+   * Checks an event against the rules; returns what it increments, or for a `query` event
+   * (Typesense 30: named after a popular_queries or nohits_queries rule) the query it logs.
+   * The event's type is `type` (v1) or `event_type` (v30).
+   */
+  private parseEvent(body: unknown): { rule: StoredRule; event: RuleEvent; docId: string } | { rule: StoredRule; q: string; user: string } {
     if (!isPlainObject(body)) bad('an analytics event must be a JSON object with `type`, `name` and `data`');
-    const { type, name, data } = body;
+    const { name, data } = body;
+    const type = body.type ?? body.event_type;
     if (typeof name !== 'string' || name === '') bad('an analytics event needs a `name` (the event name of a counter rule)');
+    if (type === 'query') {
+      const rule = ruleIndex(this.engine.store).queryByName.get(name);
+      if (!rule) bad(`no popular_queries or nohits_queries rule is named \`${name}\``);
+      if (!isPlainObject(data) || typeof data.q !== 'string') bad('a query event needs `data.q`: the query (a string)');
+      if (typeof data.user_id !== 'string' || data.user_id === '') bad('an analytics event needs `data.user_id` (a string)');
+      const q = normalizeQuery(data.q);
+      if (q === undefined) bad('`data.q` is empty or too long to be recorded');
+      return { rule, q, user: userKey(data.user_id, '') };
+    }
     if (typeof type !== 'string' || !(EVENT_TYPES as readonly string[]).includes(type)) {
       bad(`an analytics event's \`type\` must be one of ${EVENT_TYPES.join(', ')}, got ${JSON.stringify(type ?? null)}`);
     }
@@ -155,11 +186,37 @@ export class Analytics {
     return { rule: hit.rule, event: hit.event, docId: data.doc_id };
   }
 
+  /**
+   * What is pending, in the reference's GET /analytics/status shape: distinct queries of
+   * popular_queries and nohits_queries rules, and documents with counts pending for counter
+   * rules (log rules are not implemented, so their counts are 0). Reads two numbers per rule.
+   */
+  status(): AnalyticsStatus {
+    const { db } = this.pending;
+    const out = emptyStatus();
+    for (const r of ruleIndex(this.engine.store).byId.values()) {
+      if (r.type === 'counter') out.doc_counter_events += (db.get([DISTINCT, r.id, 'c']) as number | undefined) ?? 0;
+      else {
+        const n = (db.get([DISTINCT, r.id, 'q']) as number | undefined) ?? 0;
+        if (r.type === 'popular_queries') out.popular_prefix_queries += n;
+        else out.nohits_prefix_queries += n;
+      }
+    }
+    return out;
+  }
+
   /** Accepts one event: logged with its rule and weight, resolving once committed (inTransaction); compaction adds it to its document's count. */
   async recordEvent(body: unknown): Promise<void> {
-    const { rule, event, docId } = this.parseEvent(body);
+    const parsed = this.parseEvent(body);
     const { db } = this.pending;
     const n = ++this.n;
+    if ('q' in parsed) {
+      // logged as a search of that rule alone, so it is counted the way searches are
+      const entry: Array<[number, string]> = [[parsed.rule.id, parsed.q]];
+      await this.inTransaction(() => db.put([SEARCH, Date.now(), process.pid, n], [parsed.user, entry]));
+      return;
+    }
+    const { rule, event, docId } = parsed;
     await this.inTransaction(() => db.put([EVENT, Date.now(), process.pid, n], [rule.id, docId, event.weight]));
   }
 

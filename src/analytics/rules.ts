@@ -19,6 +19,9 @@
  *    params: {source: {collections, events?: [{type, weight, name}]},
  *             destination: {collection, counter_field?}, limit?, expand_query?}}
  *
+ * A rule written in Typesense 30's shape is stored in this one too, with what v1 has no
+ * place for beside it (shapes.ts converts both ways).
+ *
  * Each rule also has an internal numeric id, never reused, that keys its pending state
  * (src/analytics/pending.ts): what a deleted rule left pending is dropped, and a rule
  * re-created under the same name starts afresh. Replacing a rule (PUT) keeps its id, so
@@ -30,6 +33,7 @@ import { FathomError } from '../errors.js';
 import { isPlainObject } from '../json.js';
 import { write, type Store } from '../storage/store.js';
 import type { CollectionRecord, FieldDef } from '../schema/schema.js';
+import { isV30Body, v30ToV1, type V30Extras } from './shapes.js';
 
 export const RULE_TYPES = ['popular_queries', 'nohits_queries', 'counter'] as const;
 export type RuleType = (typeof RULE_TYPES)[number];
@@ -42,8 +46,8 @@ export interface RuleEvent {
   name: string;
 }
 
-/** A rule as users send and read it. */
-export interface AnalyticsRule {
+/** A rule in the v1 shape (as v1 users send it; answered through shapes.ts), with the v30 extras when written in v30's. */
+export interface AnalyticsRule extends Partial<V30Extras> {
   name: string;
   type: RuleType;
   params: {
@@ -121,11 +125,21 @@ function stringList(v: unknown, what: string): string[] {
 }
 
 /**
- * Checks the shape of a rule body (everything that does not depend on other records) and
- * returns the rule as it will be stored. `name` comes from the path (PUT) or the body (POST).
+ * Checks the shape of a rule body, in either generation's shape (everything that does not
+ * depend on other records), and returns the rule as it will be stored. `name` comes from
+ * the path (PUT) or the body (POST); `existing` is the rule of that name, if any (a v30
+ * PUT may change only part of it).
  */
-export function parseRule(name: string, body: unknown): AnalyticsRule {
+export function parseRule(name: string, body: unknown, existing?: AnalyticsRule): AnalyticsRule {
   checkRuleName(name);
+  if (isPlainObject(body) && isV30Body(body)) {
+    const { v1, extras } = v30ToV1(name, body, existing);
+    return { ...parseV1Rule(name, v1), ...extras };
+  }
+  return parseV1Rule(name, body);
+}
+
+function parseV1Rule(name: string, body: unknown): AnalyticsRule {
   if (!isPlainObject(body)) bad('an analytics rule must be a JSON object with `type` and `params`');
   if (body.name !== undefined && body.name !== name) bad(`the rule's \`name\` (${JSON.stringify(body.name)}) differs from the name in the path (${JSON.stringify(name)})`);
   const type = body.type;
@@ -212,7 +226,7 @@ function checkAgainstStore(store: Store, rule: AnalyticsRule, others: StoredRule
     const f = fieldOf(rec, name);
     if (!f) bad(`counter field \`${name}\` is not a field of collection \`${dest}\`; add it as {"name": "${name}", "type": "int32", "optional": true}`);
     if (f.type !== 'int32' && f.type !== 'int64' && f.type !== 'float') bad(`counter field \`${name}\` must be numeric (int32, int64 or float), not ${f.type}`);
-    if (f.optional !== true) bad(`counter field \`${name}\` must be declared \`optional: true\` (documents start without a count)`);
+    // a required counter field is accepted, as the reference accepts it: documents then hold a count from the start
     for (const e of rule.params.source.events ?? []) {
       const owner = others.find((o) => o.params.source.events?.some((x) => x.name === e.name));
       if (owner) bad(`event name \`${e.name}\` is already used by rule \`${owner.name}\`; each event name belongs to one rule`);
@@ -225,7 +239,8 @@ function checkAgainstStore(store: Store, rule: AnalyticsRule, others: StoredRule
  * it is replaced and keeps its internal id (PUT). Returns the rule as stored.
  */
 export async function putRule(store: Store, name: string, body: unknown, opts: { create?: boolean } = {}): Promise<AnalyticsRule> {
-  const rule = parseRule(name, body);
+  const existing = readRecord(store).rules.get(name);
+  const rule = parseRule(name, body, existing && publicRule(existing));
   return commit(store, { op: 'analytics.rule.put', name, body, create: opts.create === true }, () => storeRule(store, name, rule, opts));
 }
 
@@ -272,12 +287,14 @@ function removeRule(store: Store, name: string): Promise<{ name: string }> {
 export interface RuleIndex {
   /** Query rules by source collection name (as written in the rule). */
   bySource: Map<string, StoredRule[]>;
+  /** Query rules by name (v30 query events name their rule). */
+  queryByName: Map<string, StoredRule>;
   /** Counter rules by event name. */
   byEvent: Map<string, { rule: StoredRule; event: RuleEvent }>;
   byId: Map<number, StoredRule>;
 }
 
-const EMPTY: RuleIndex = { bySource: new Map(), byEvent: new Map(), byId: new Map() };
+const EMPTY: RuleIndex = { bySource: new Map(), queryByName: new Map(), byEvent: new Map(), byId: new Map() };
 const indexes = new WeakMap<object, RuleIndex>();
 
 /**
@@ -290,10 +307,11 @@ export function ruleIndex(store: Store): RuleIndex {
   if (!rec) return EMPTY;
   let idx = indexes.get(rec);
   if (!idx) {
-    idx = { bySource: new Map(), byEvent: new Map(), byId: new Map() };
+    idx = { bySource: new Map(), queryByName: new Map(), byEvent: new Map(), byId: new Map() };
     for (const r of rulesByName(rec).values()) {
       idx.byId.set(r.id, r);
       if (isQueryRule(r)) {
+        idx.queryByName.set(r.name, r);
         for (const c of r.params.source.collections) {
           const list = idx.bySource.get(c) ?? [];
           list.push(r);

@@ -74,6 +74,8 @@ export function applyCommand(engine: Engine, cmd: Command): Promise<unknown> {
       return putSetItem(store, specOf(cmd.kind), cmd.name, cmd.id, cmd.body);
     case 'ruleset.item.delete':
       return deleteSetItem(store, specOf(cmd.kind), cmd.name, cmd.id);
+    case 'config.update':
+      return engine.updateRuntimeConfig(cmd.changes);
     case 'preset.put':
       return putPreset(store, cmd.name, cmd.body);
     case 'preset.delete':

@@ -53,6 +53,8 @@ export type Command =
   /** One item of a set (/synonym_sets/:name/items/:id, /curation_sets/:name/items/:id). */
   | { op: 'ruleset.item.put'; kind: RuleKind; name: string; id: string; body: unknown }
   | { op: 'ruleset.item.delete'; kind: RuleKind; name: string; id: string }
+  /** POST /config: runtime settings, as checked by the node that received them (src/runtime-config.ts). */
+  | { op: 'config.update'; changes: Record<string, unknown> }
   | { op: 'preset.put'; name: string; body: unknown }
   | { op: 'preset.delete'; name: string }
   /** A sealed batch of one node's analytics, with its parts as [rule id, part] pairs. */

@@ -1,6 +1,8 @@
 /**
  * Aliases: a name that stands for a collection wherever a collection name is accepted.
  * Re-pointing an alias swaps the collection behind it in one step (blue/green reindexing).
+ * An alias may name a collection that does not exist yet: every use of it answers as for
+ * a missing collection (404) until one is created under that name.
  */
 import { FathomError } from '../errors.js';
 import { MAX_NAME_LENGTH } from '../defaults.js';
@@ -26,7 +28,8 @@ export async function upsertAlias(store: Store, name: string, body: unknown): Pr
   }
   const target = body.collection_name;
   return write(store, () => {
-    if (target.length > MAX_NAME_LENGTH || store.collections.get(target) === undefined) throw new FathomError('NOT_FOUND', `collection \`${target}\` not found, so no alias can point at it`);
+    if (target.length > MAX_NAME_LENGTH) throw new FathomError('BAD_REQUEST', `collection_name: a collection name has at most ${MAX_NAME_LENGTH} characters`);
+    // the collection need not exist yet (as in the reference): the alias answers 404 until it does
     if (store.collections.get(name) !== undefined) throw new FathomError('CONFLICT', `\`${name}\` is the name of a collection and cannot also be an alias`);
     store.aliases.put(name, target);
     return { name, collection_name: target };

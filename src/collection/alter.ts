@@ -6,7 +6,7 @@
  */
 import { FathomError } from '../errors.js';
 import { isPlainObject, ownValue, protoKeyMessage, protoKeyPath } from '../json.js';
-import { Schema, copyRecord, setNames, validateField, type CollectionRecord, type FieldDef } from '../schema/schema.js';
+import { Schema, copyRecord, setNames, validateField, withShownDefaults, type CollectionRecord, type FieldDef } from '../schema/schema.js';
 import type { Store } from '../storage/store.js';
 import { prepareDocument, type IndexValue } from '../document/document.js';
 import { SegmentBuilder } from '../index/segment.js';
@@ -77,7 +77,7 @@ export function planAlter(current: CollectionRecord, body: unknown): { record: C
     record.fields.push(full);
     declared.set(def.name, full);
     const { id: _id, ...shown } = full;
-    changes.push(shown);
+    changes.push(withShownDefaults(shown));
   });
   record.version++;
   return { record, changes };

@@ -80,8 +80,8 @@ export interface CollectionInfo {
   enable_nested_fields: boolean;
   voice_query_model?: Record<string, unknown>;
   metadata?: Record<string, unknown>;
-  synonym_sets?: string[];
-  curation_sets?: string[];
+  synonym_sets: string[];
+  curation_sets: string[];
   num_documents: number;
   created_at: number;
 }
@@ -97,8 +97,9 @@ export function describeCollection(store: Store, rec: CollectionRecord): Collect
     enable_nested_fields: rec.enable_nested_fields,
     ...(rec.voice_query_model ? { voice_query_model: publicVoiceModel(rec.voice_query_model) } : {}),
     ...(rec.metadata ? { metadata: rec.metadata } : {}),
-    ...(rec.synonym_sets ? { synonym_sets: rec.synonym_sets } : {}),
-    ...(rec.curation_sets ? { curation_sets: rec.curation_sets } : {}),
+    // shown even when none is linked, as the reference shows them
+    synonym_sets: rec.synonym_sets ?? [],
+    curation_sets: rec.curation_sets ?? [],
     num_documents: state.count,
     created_at: rec.created_at,
   };

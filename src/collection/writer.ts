@@ -240,7 +240,7 @@ export function applyBatch(store: Store, name: string, ops: BatchOp[], hooks: Wr
       let previous: Record<string, unknown> | undefined;
       if (existingSeq !== undefined) previous = loadDocument(store, schema, existingSeq);
       if (action === 'create' && existingSeq !== undefined) {
-        throw new FathomError('DOCUMENT_EXISTS', `a document with id \`${givenId}\` already exists`);
+        throw new FathomError('DOCUMENT_EXISTS', `A document with id ${givenId} already exists.`);
       }
       if (action === 'update') {
         if (givenId === undefined) throw new FathomError('BAD_DOCUMENT', 'an update needs the document `id`');

@@ -19,8 +19,6 @@ import { isPlainObject, protoKeyMessage, protoKeyPath } from '../json.js';
 import type { Store } from '../storage/store.js';
 import { Schema, type CollectionRecord } from '../schema/schema.js';
 import { parseFilter } from '../query/filter.js';
-import { compileFilter } from '../query/filter-eval.js';
-import { joinResolver } from '../join/join.js';
 import { parseSort } from '../query/sort.js';
 import { tokenizerFor } from '../tokenizer/tokenizer.js';
 import type { KindSpec, RuleItem } from '../rulesets/rulesets.js';
@@ -185,9 +183,11 @@ function checkFilterSyntax(text: string, where: string): void {
 }
 
 /**
- * Checks a curation rule. With `collection` (an override of that collection), ids in
- * `includes` must be its documents, and `filter_by` / `sort_by` without placeholders must
- * fit its schema; a set's rules are checked when a search uses them.
+ * Checks a curation rule. With `collection` (an override of that collection), placeholders
+ * must name its facet fields and `sort_by` without placeholders must fit its schema; a
+ * set's rules are checked when a search uses them. As in the reference, `includes` may name
+ * documents that do not exist yet and `filter_by` is kept as written: a search the rule
+ * applies to pins what exists and reports a `filter_by` that does not parse.
  */
 export function validateCuration(store: Store, id: string, body: unknown, collection?: CollectionRecord): CurationItem {
   if (!isPlainObject(body)) bad('a curation rule must be a JSON object with `rule`');
@@ -211,7 +211,6 @@ export function validateCuration(store: Store, id: string, body: unknown, collec
     }
     item[key] = v;
   }
-  if (item.filter_by !== undefined) checkFilterSyntax(item.filter_by, 'filter_by');
   for (const key of ['remove_matched_tokens', 'filter_curated_hits', 'stop_processing'] as const) {
     const v = optBool(body[key], key);
     if (v !== undefined) item[key] = v;
@@ -235,25 +234,30 @@ export function validateCuration(store: Store, id: string, body: unknown, collec
   return item;
 }
 
+/**
+ * A rule as answered, with the reference's defaults shown: `remove_matched_tokens` (true
+ * when the rule filters), `filter_curated_hits` (false), `stop_processing` (true), as
+ * curate.ts applies them.
+ */
+export function shownCuration(item: CurationItem): CurationItem {
+  return {
+    ...item,
+    remove_matched_tokens: item.remove_matched_tokens ?? item.filter_by !== undefined,
+    filter_curated_hits: item.filter_curated_hits ?? false,
+    stop_processing: item.stop_processing ?? true,
+  };
+}
+
 /** The checks that need the collection: its documents and schema. */
 function checkAgainst(store: Store, item: CurationItem, record: CollectionRecord): void {
   const schema = new Schema(record);
-  (item.includes ?? []).forEach((inc, i) => {
-    if (store.ids.get([record.id, inc.id]) === undefined) bad(`\`includes[${i}]\`: document \`${inc.id}\` not found in collection \`${record.name}\``);
-  });
+  // (a pinned document need not exist yet, as in the reference: the pin applies once it does)
   for (const name of item.rule.query ? placeholders(item.rule.query) : []) {
     const f = schema.field(name);
     if (!f) bad(`\`rule.query\`: the placeholder \`{${name}}\` names no field of collection \`${record.name}\``);
     if (f.kind !== 'text' || (!f.facet && !f.sort)) bad(`\`rule.query\`: the placeholder \`{${name}}\` needs a string field with \`facet: true\` (or \`sort: true\`), whose values it matches`);
   }
-  if (item.filter_by !== undefined && placeholders(item.filter_by).length === 0) {
-    try {
-      compileFilter(parseFilter(item.filter_by), schema, store, joinResolver(store, schema));
-    } catch (e) {
-      if (e instanceof FathomError) bad(`\`filter_by\`: ${e.message}`);
-      throw e;
-    }
-  }
+  // (`filter_by` is kept as written, as the reference keeps it: a search the rule applies to reports what is wrong with it)
   if (item.sort_by !== undefined && placeholders(item.sort_by).length === 0) {
     try {
       parseSort(item.sort_by, schema);
@@ -272,4 +276,5 @@ export const CURATION: KindSpec<CurationItem> = {
   setNoun: 'curation set',
   setFields: ['description'],
   validate: validateCuration,
+  shown: shownCuration,
 };

@@ -167,6 +167,25 @@ function typeNoun(t: FieldType): string {
   return TYPE_NOUN[t] ?? t;
 }
 
+/**
+ * A value of the wrong type, in the reference's words for the types it words alike (clients
+ * match these texts, so they are its own, `a array of float` included); the other types keep
+ * a message of ours.
+ */
+function wrongType(name: string, t: FieldType, v: unknown): string {
+  const f = `Field \`${name}\``;
+  if (t === 'int32' && ((typeof v === 'number' && Number.isInteger(v) && v > INT32_MAX) || (typeof v === 'bigint' && v > INT32_MAX))) {
+    return `${f} exceeds maximum value of int32.`;
+  }
+  const base = t.endsWith('[]') ? t.slice(0, -2) : t;
+  if (REFERENCE_NOUNS[base] === undefined) return `field \`${name}\` must be ${typeNoun(t)}, got ${describe(v)}`;
+  if (!t.endsWith('[]')) return `${f} must be ${REFERENCE_NOUNS[base]}.`;
+  if (!Array.isArray(v)) return `${f} must be an array.`;
+  return `${f} must be ${base === 'float' || base === 'bool' ? 'a' : 'an'} array of ${base}.`;
+}
+
+const REFERENCE_NOUNS: Record<string, string> = { string: 'a string', int32: 'an int32', int64: 'an int64', float: 'a float', bool: 'a bool' };
+
 /** Infers a field type for `auto` fields. Undefined when the value cannot be typed (null, empty array). */
 export function detectType(v: unknown, nested: boolean): FieldType | undefined {
   if (typeof v === 'string') return 'string';
@@ -196,10 +215,7 @@ type Outcome = { ok: true; value: IndexValue; changed: boolean } | { ok: false; 
 export function coerceValue(field: Pick<Field, 'name' | 'type' | 'num_dim'>, v: unknown, mode: DirtyValues): Outcome {
   const t = field.type;
   const coerce = mode === 'coerce_or_reject' || mode === 'coerce_or_drop';
-  const mismatch = (): Outcome => ({
-    ok: false,
-    message: `field \`${field.name}\` must be ${typeNoun(t)}, got ${describe(v)}`,
-  });
+  const mismatch = (): Outcome => ({ ok: false, message: wrongType(field.name, t, v) });
   if (t === 'string*') {
     if (Array.isArray(v)) {
       const out: string[] = [];
@@ -217,7 +233,7 @@ export function coerceValue(field: Pick<Field, 'name' | 'type' | 'num_dim'>, v: 
   if (t === 'float[]' && field.num_dim !== undefined) {
     if (!Array.isArray(v)) return mismatch();
     if (v.length !== field.num_dim) {
-      return { ok: false, message: `field \`${field.name}\` must have ${field.num_dim} dimensions, got a vector of ${v.length}` };
+      return { ok: false, message: `Field \`${field.name}\` must have ${field.num_dim} dimensions.` };
     }
     const out = new Array<number>(v.length);
     for (let i = 0; i < v.length; i++) {
@@ -254,9 +270,7 @@ export function coerceValue(field: Pick<Field, 'name' | 'type' | 'num_dim'>, v: 
     let changed = arr !== v;
     for (let i = 0; i < arr.length; i++) {
       const c = coerceScalar(base, arr[i], coerce);
-      if (c === FAIL) {
-        return { ok: false, message: `field \`${field.name}\` must be ${typeNoun(t)}; element ${i} is ${describe(arr[i])}` };
-      }
+      if (c === FAIL) return { ok: false, message: wrongType(field.name, t, arr) };
       if (c !== arr[i]) changed = true;
       out[i] = c;
     }
@@ -320,9 +334,12 @@ function add(out: Map<string, { value: unknown; inArray: boolean }>, name: strin
 
 /** A parsed import line as a document, or the BAD_DOCUMENT error naming what it is instead. */
 export function documentObject(input: unknown): Record<string, unknown> {
-  if (!isPlainObject(input)) docError(`a document must be a JSON object, got ${Array.isArray(input) ? 'an array' : input === null ? 'null' : typeof input}`);
+  if (!isPlainObject(input)) docError(NOT_A_DOCUMENT);
   return input;
 }
+
+/** JSON that is not an object, in the reference's words. */
+const NOT_A_DOCUMENT = 'Bad JSON: not a properly formed document.';
 
 export interface PrepareOptions {
   mode: DirtyValues;
@@ -350,7 +367,7 @@ export interface PrepareOptions {
  * Validates and coerces one document. Throws FathomError(BAD_DOCUMENT) with one precise message.
  */
 export function prepareDocument(schema: Schema, input: unknown, opts: PrepareOptions): PreparedDocument {
-  if (!isPlainObject(input)) docError(`a document must be a JSON object, got ${Array.isArray(input) ? 'an array' : describe(input)}`);
+  if (!isPlainObject(input)) docError(NOT_A_DOCUMENT);
   const doc = input;
   let id: string;
   if (doc.id === undefined || doc.id === null) {
@@ -459,7 +476,7 @@ export function prepareDocument(schema: Schema, input: unknown, opts: PrepareOpt
     if (hasPath(doc, f.name) && getPath(doc, f.name) !== null) {
       docError(`field \`${f.name}\` could not be indexed and it is required`);
     }
-    docError(`field \`${f.name}\` is required by the schema but missing from the document`);
+    docError(`Field \`${f.name}\` has been declared in the schema, but is not found in the document.`);
   }
   return { id, stored, values, discovered, asGiven, idGenerated };
 }

@@ -55,14 +55,16 @@ export interface ImportSummary {
 
 export type ResultSink = (line: string, ok: boolean) => void | Promise<void>;
 
+/** One result line, its keys in the reference's order (sorted, as its JSON library writes them). */
 export function formatResult(r: OpResult, text: string, opts: ImportOptions): string {
   if (r.ok) {
-    const o: Record<string, unknown> = { success: true };
-    if (opts.returnId) o.id = r.id;
+    const o: Record<string, unknown> = {};
     if (opts.returnDoc) o.document = r.doc;
+    if (opts.returnId) o.id = r.id;
+    o.success = true;
     return stringifyJson(o);
   }
-  return stringifyJson({ success: false, error: r.error.message, code: r.error.status, document: text });
+  return stringifyJson({ code: r.error.status, document: text, error: r.error.message, success: false });
 }
 
 export async function importLines(

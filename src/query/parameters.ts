@@ -1,9 +1,11 @@
 /**
  * The search parameters, declared once: name, kind, default, range and one line of doc.
  * This table drives the parsing (params.ts reads defaults and ranges from it), the flags
- * of `fathom search` (and `--help`), and the parameter list in README.md (between the
- * `search-parameters` markers; `npm run docs` rewrites it and a test checks it), so the
- * three cannot drift apart. Defaults themselves live in src/defaults.ts.
+ * of `fathom search` (and `--help`), the parameter list in README.md (between the
+ * `search-parameters` markers) and the parameter table of docs/compatibility.md (with the
+ * reference's parameters read elsewhere or not at all, REFERENCE_ONLY_PARAMETERS; `npm run
+ * docs` rewrites both and tests check them), so they cannot drift apart. Defaults
+ * themselves live in src/defaults.ts.
  */
 import { SEARCH_DEFAULTS, SEARCH_LIMITS, VECTOR_DEFAULTS } from '../defaults.js';
 
@@ -23,6 +25,9 @@ export type ParameterKind =
   /** one of `choices` */
   | 'choice';
 
+/** A reference route's or parameter's state in Fathom (docs/compatibility.md). */
+export type CompatState = 'same' | 'lenient' | 'refused' | 'absent';
+
 export interface SearchParameter {
   name: string;
   kind: ParameterKind;
@@ -36,6 +41,8 @@ export interface SearchParameter {
   doc: string;
   /** A `--kebab-case` flag of `fathom search` (q is `-q`; the rest go through --param). */
   flag?: boolean;
+  /** Where Fathom differs from the reference (docs/compatibility.md); absent: the same, as `doc` says. */
+  compat?: { state: CompatState; note: string };
 }
 
 const D = SEARCH_DEFAULTS;
@@ -69,10 +76,22 @@ export const SEARCH_PARAMETERS: readonly SearchParameter[] = [
     flag: true,
   },
   { name: 'exhaustive_search', kind: 'bool', default: false, doc: 'try every typo level whatever was found, with up to 10000 candidate terms per word (typo_tokens_threshold and max_candidates at their maximum)' },
-  { name: 'text_match_type', kind: 'text', default: 'max_score', doc: 'which field scores a document: max_score its best, max_weight its heaviest holding a query word (sum_score is refused with 400)' },
+  {
+    name: 'text_match_type',
+    kind: 'text',
+    default: 'max_score',
+    doc: 'which field scores a document: max_score its best, max_weight its heaviest holding a query word (sum_score is refused with 400)',
+    compat: { state: 'lenient', note: 'max_score and max_weight; sum_score is refused (400): a document scores by one field' },
+  },
   { name: 'prioritize_token_position', kind: 'bool', default: false, doc: 'rank, among equal text matches, documents whose heaviest matching field has a query word earlier first' },
   { name: 'infix', kind: 'text', default: 'off', doc: 'substring matches in fields created with `infix: true`: off, always (with the usual matches) or fallback (only when those find nothing); one value, or one per query_by field' },
-  { name: 'facet_strategy', kind: 'text', default: 'exhaustive', doc: 'exhaustive, top_values or automatic: facets are always counted exactly over every match' },
+  {
+    name: 'facet_strategy',
+    kind: 'text',
+    default: 'exhaustive',
+    doc: 'exhaustive, top_values or automatic: facets are always counted exactly over every match',
+    compat: { state: 'lenient', note: 'accepted; facets are always counted exactly over every match (what each strategy approximates)' },
+  },
   { name: 'facet_return_parent', kind: 'fields', doc: 'facet_by fields of nested objects whose counts carry `parent`: the object holding the value' },
   { name: 'stopwords', kind: 'text', doc: 'the name of a stopword set whose words are removed from q', flag: true },
   { name: 'filter_by', kind: 'text', doc: 'a filter, e.g. `section:=games && installed_size:>1000`, joins `$other(...)`', flag: true },
@@ -103,7 +122,16 @@ export const SEARCH_PARAMETERS: readonly SearchParameter[] = [
   { name: 'highlight_end_tag', kind: 'text', default: D.highlight_end_tag, doc: 'put after a highlighted word', flag: true },
   { name: 'snippet_threshold', kind: 'int', default: D.snippet_threshold, min: 0, max: 1e6, doc: 'fields with fewer words are highlighted whole', flag: true },
   { name: 'enable_highlight_v1', kind: 'bool', default: true, doc: 'false leaves out `highlights` (the v1 list); `highlight` (v2, shaped like the document) is always there' },
-  { name: 'search_cutoff_ms', kind: 'int', default: D.search_cutoff_ms, min: 0, max: 1e9, doc: 'stop the search after this long and answer with what was found (0: none; fathom serve bounds it by its --search-cutoff-ms)', flag: true },
+  {
+    name: 'search_cutoff_ms',
+    kind: 'int',
+    default: D.search_cutoff_ms,
+    min: 0,
+    max: 1e9,
+    doc: 'stop the search after this long and answer with what was found (0: none; fathom serve bounds it by its --search-cutoff-ms)',
+    flag: true,
+    compat: { state: 'lenient', note: 'as the reference, within the ceiling of `fathom serve --search-cutoff-ms` (5000 by default)' },
+  },
   { name: 'vector_query', kind: 'text', doc: 'nearest neighbours, e.g. `embedding:([0.1, 0.2], k: 10)`, `embedding:([], id: 42)`', flag: true },
   { name: 'alpha', kind: 'number', default: VECTOR_DEFAULTS.alpha, min: 0, max: 1, doc: 'the weight of the vector rank in hybrid search', flag: true },
   { name: 'enable_synonyms', kind: 'bool', default: D.enable_synonyms, doc: "search `q` with the collection's synonyms too (its own, its `synonym_sets`, the request's)" },
@@ -118,6 +146,38 @@ export const SEARCH_PARAMETERS: readonly SearchParameter[] = [
   { name: 'preset', kind: 'text', doc: 'a stored preset whose parameters this search starts from (its own parameters win)', flag: true },
   { name: 'use_cache', kind: 'bool', default: D.use_cache, doc: 'answer from the search cache while an answer is younger than cache_ttl' },
   { name: 'cache_ttl', kind: 'int', default: D.cache_ttl, min: 0, max: 2 ** 31 - 1, doc: 'seconds a cached answer is kept' },
+];
+
+/**
+ * The reference's search parameters that are not in the table above: read elsewhere (the
+ * multi_search route, the engine, analytics), or accepted and ignored, as the reference
+ * ignores a parameter it does not have. docs/compatibility.md lists them with the table.
+ */
+export const REFERENCE_ONLY_PARAMETERS: ReadonlyArray<{ name: string; state: CompatState; note: string }> = [
+  ...['conversation', 'conversation_model_id', 'conversation_id', 'conversation_stream'].map((name) => ({ name, state: 'same' as const, note: 'conversational search (POST /multi_search)' })),
+  ...['nl_query', 'nl_model_id', 'nl_query_debug', 'nl_query_prompt_cache_ttl'].map((name) => ({ name, state: 'same' as const, note: 'natural-language search' })),
+  { name: 'voice_query', state: 'same', note: 'a spoken query, transcribed by the collection\'s `voice_query_model`' },
+  { name: 'curation_tags', state: 'same', note: 'the v30 name of `override_tags`' },
+  { name: 'enable_analytics', state: 'same', note: 'false: analytics rules do not record the search' },
+  { name: 'analytics_tag', state: 'lenient', note: 'accepted, not recorded (analytics `meta_fields` is not implemented)' },
+  { name: 'x-typesense-user-id', state: 'same', note: 'the user a search is aggregated for by analytics rules (also a header)' },
+  { name: 'x-typesense-api-key', state: 'same', note: 'the key, when not sent as a header' },
+  ...['remote_embedding_timeout_ms', 'remote_embedding_num_tries'].map((name) => ({ name, state: 'same' as const, note: 'embedding the query with a remote model' })),
+  { name: 'pre_segmented_query', state: 'lenient', note: 'accepted, ignored: `q` is always segmented' },
+  ...['enable_typos_for_numerical_tokens', 'enable_typos_for_alpha_numerical_tokens'].map((name) => ({ name, state: 'lenient' as const, note: 'accepted, ignored: every word may have typos within num_typos and min_len_*typo' })),
+  { name: 'prioritize_num_matching_fields', state: 'lenient', note: 'accepted, ignored: the number of fields matched always counts, after the proximity, weight and exactness of the best field' },
+  { name: 'group_missing_values', state: 'lenient', note: 'accepted, ignored' },
+  ...['facet_sample_percent', 'facet_sample_threshold'].map((name) => ({ name, state: 'lenient' as const, note: 'accepted, ignored: facets are always counted exactly' })),
+  { name: 'facet_query_num_typos', state: 'lenient', note: 'accepted, ignored: facet_query matches values by prefix without typos' },
+  { name: 'validate_field_names', state: 'lenient', note: 'accepted, ignored: unknown fields are always refused' },
+  { name: 'rerank_hybrid_matches', state: 'lenient', note: 'accepted, ignored' },
+  ...['max_extra_prefix', 'max_extra_suffix'].map((name) => ({ name, state: 'lenient' as const, note: 'accepted, ignored' })),
+  ...['enable_lazy_filter', 'max_filter_by_candidates'].map((name) => ({ name, state: 'lenient' as const, note: 'accepted, ignored: filters are evaluated whole, within the search budget' })),
+  ...['personalization_user_id', 'personalization_model_id', 'personalization_type', 'personalization_user_field', 'personalization_item_field', 'personalization_event_name', 'personalization_n_events'].map((name) => ({
+    name,
+    state: 'lenient' as const,
+    note: 'accepted, ignored: personalization models are not implemented',
+  })),
 ];
 
 const BY_NAME = new Map(SEARCH_PARAMETERS.map((p) => [p.name, p]));

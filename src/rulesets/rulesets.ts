@@ -65,6 +65,8 @@ export interface KindSpec<T extends RuleItem = RuleItem> {
    * collection that owns it (a collection's own items), absent for a set's items.
    */
   validate(store: Store, id: string, body: unknown, collection?: CollectionRecord): T;
+  /** An item as answered: the reference's defaults shown where the stored item leaves them out. */
+  shown?(item: T): T;
 }
 
 export const REV_KEY = 'rules:rev';
@@ -325,48 +327,51 @@ export function revisionToken(store: Store): object {
   return t.token;
 }
 
-/** One kind's items and sets, for the engine's faces (the HTTP routes and the CLI). */
+/** One kind's items and sets, for the engine's faces (the HTTP routes and the CLI): answered with the kind's defaults shown. */
 export class Rules<T extends RuleItem> {
   constructor(
     private readonly store: Store,
     readonly spec: KindSpec<T>,
   ) {}
 
+  private item = (item: T): T => (this.spec.shown ? this.spec.shown(item) : item);
+  private set = (set: RuleSet<T>): RuleSet<T> => (this.spec.shown ? { ...set, items: set.items.map(this.item) } : set);
+
   /** Creates or replaces one of a collection's own items. */
-  put(collection: string, id: string, body: unknown): Promise<T> {
-    return putOwnItem(this.store, this.spec, collection, id, body);
+  async put(collection: string, id: string, body: unknown): Promise<T> {
+    return this.item(await putOwnItem(this.store, this.spec, collection, id, body));
   }
   get(collection: string, id: string): T {
-    return getOwnItem(this.store, this.spec, collection, id);
+    return this.item(getOwnItem(this.store, this.spec, collection, id));
   }
   list(collection: string): T[] {
-    return listOwnItems(this.store, this.spec, collection);
+    return listOwnItems(this.store, this.spec, collection).map(this.item);
   }
   delete(collection: string, id: string): Promise<{ id: string }> {
     return deleteOwnItem(this.store, this.spec, collection, id);
   }
 
-  putSet(name: string, body: unknown): Promise<RuleSet<T>> {
-    return putSet(this.store, this.spec, name, body);
+  async putSet(name: string, body: unknown): Promise<RuleSet<T>> {
+    return this.set(await putSet(this.store, this.spec, name, body));
   }
   getSet(name: string): RuleSet<T> {
-    return getSet(this.store, this.spec, name);
+    return this.set(getSet(this.store, this.spec, name));
   }
   listSets(): RuleSet<T>[] {
-    return listSets(this.store, this.spec);
+    return listSets(this.store, this.spec).map(this.set);
   }
   deleteSet(name: string): Promise<{ name: string }> {
     return deleteSet(this.store, this.spec, name);
   }
 
-  putItem(set: string, id: string, body: unknown): Promise<T> {
-    return putSetItem(this.store, this.spec, set, id, body);
+  async putItem(set: string, id: string, body: unknown): Promise<T> {
+    return this.item(await putSetItem(this.store, this.spec, set, id, body));
   }
   getItem(set: string, id: string): T {
-    return getSetItem(this.store, this.spec, set, id);
+    return this.item(getSetItem(this.store, this.spec, set, id));
   }
   listItems(set: string): T[] {
-    return getSet(this.store, this.spec, set).items;
+    return getSet(this.store, this.spec, set).items.map(this.item);
   }
   deleteItem(set: string, id: string): Promise<{ id: string }> {
     return deleteSetItem(this.store, this.spec, set, id);

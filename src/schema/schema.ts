@@ -7,7 +7,7 @@
  * declaration order).
  */
 import { maskSecret } from '../llm/config.js';
-import { FIELD_DEFAULTS, HNSW_DEFAULTS, MAX_NAME_LENGTH } from '../defaults.js';
+import { FIELD_DEFAULTS, HNSW_DEFAULTS, MAX_NAME_LENGTH, TRUNCATE_LEN_DEFAULT, TRUNCATE_LEN_MAX } from '../defaults.js';
 import { FathomError } from '../errors.js';
 import { isPlainObject, protoKeyMessage, protoKeyPath } from '../json.js';
 import { parseVoiceModel } from '../voice/config.js';
@@ -62,6 +62,8 @@ export interface FieldDef {
   range_index?: boolean;
   /** A stemming dictionary (src/stemming) whose roots this text field indexes and searches. */
   stem_dictionary?: string;
+  /** Kept as given and shown (TRUNCATE_LEN_DEFAULT when absent); tokens are cut at INPUT_LIMITS.maxTokenLength whatever it says. */
+  truncate_len?: number;
   /** Internal, stable id of this field within its collection (keys index data). */
   id: number;
 }
@@ -241,6 +243,7 @@ const FIELD_KEYS = new Set([
   'cascade_delete',
   'range_index',
   'stem_dictionary',
+  'truncate_len',
   'drop',
 ]);
 
@@ -314,8 +317,9 @@ export function validateField(
     bad(`field \`${name}\`: type \`${t}\` cannot be sorted on (only single-valued numbers, bools and strings)`);
   }
   if (stem && !['string', 'string[]', 'string*', 'auto'].includes(t)) bad(`field \`${name}\`: \`stem\` applies to string fields only`);
-  if (raw.stem_dictionary !== undefined) {
-    if (typeof raw.stem_dictionary !== 'string' || raw.stem_dictionary === '') bad(`field \`${name}\`: \`stem_dictionary\` must be the name of a stemming dictionary`);
+  // "" is the reference's way of saying none (every field of its answers carries it)
+  if (raw.stem_dictionary !== undefined && raw.stem_dictionary !== '') {
+    if (typeof raw.stem_dictionary !== 'string') bad(`field \`${name}\`: \`stem_dictionary\` must be the name of a stemming dictionary`);
     if (!['string', 'string[]', 'string*', 'auto'].includes(t)) bad(`field \`${name}\`: \`stem_dictionary\` applies to string fields only`);
     out.stem_dictionary = raw.stem_dictionary;
   }
@@ -327,6 +331,11 @@ export function validateField(
   // (what is never written is left out of a document by its top-level key)
   if (!store && (pattern || name.includes('.'))) bad(`field \`${name}\`: \`store: false\` is only allowed on a top-level image field named in full (not a nested field or a name pattern)`);
 
+  if (raw.truncate_len !== undefined) {
+    const n = raw.truncate_len;
+    if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > TRUNCATE_LEN_MAX) bad(`field \`${name}\`: \`truncate_len\` must be an integer between 1 and ${TRUNCATE_LEN_MAX}`);
+    out.truncate_len = n as number;
+  }
   if (raw.num_dim !== undefined) {
     if (t !== 'float[]') bad(`field \`${name}\`: \`num_dim\` is only allowed on \`float[]\` fields`);
     if (!Number.isInteger(raw.num_dim) || (raw.num_dim as number) < 1 || (raw.num_dim as number) > 16384) {
@@ -534,12 +543,18 @@ export function sealSchemaSecrets(raw: unknown): unknown {
 /** A collection's fields as shown to users: no internal ids, embedding credentials masked. */
 export function publicFields(fields: FieldDef[]): Record<string, unknown>[] {
   return fields.map(({ id: _id, ...rest }) => {
+    const shown = withShownDefaults(rest);
     const cfg = (rest.embed as { model_config?: Record<string, unknown> } | undefined)?.model_config;
-    if (!cfg || !SECRET_CONFIG.some((k) => typeof cfg[k] === 'string')) return rest;
+    if (!cfg || !SECRET_CONFIG.some((k) => typeof cfg[k] === 'string')) return shown;
     const masked: Record<string, unknown> = { ...cfg };
     for (const k of SECRET_CONFIG) if (typeof masked[k] === 'string') masked[k] = maskSecret(masked[k] as string);
-    return { ...rest, embed: { ...(rest.embed as object), model_config: masked } };
+    return { ...shown, embed: { ...(rest.embed as object), model_config: masked } };
   });
+}
+
+/** A field with the attributes the reference shows on every field even when unset (`truncate_len`, `stem_dictionary: ""`). */
+export function withShownDefaults(f: Omit<FieldDef, 'id'>): Record<string, unknown> {
+  return { ...f, stem_dictionary: f.stem_dictionary ?? '', truncate_len: f.truncate_len ?? TRUNCATE_LEN_DEFAULT };
 }
 
 /** A deep copy of a collection record (records are plain JSON data). */

@@ -42,6 +42,7 @@ import { compact, processParticipant, type CompactReport } from './compact.js';
 import { analyticsRoutes } from './routes/analytics.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { presetRoutes, ruleRoutes } from './routes/rules.js';
+import { runtimeConfigRoutes } from './runtime-config.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -112,7 +113,10 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
     // One line per request comes from the onResponse hook below, not Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit,
-    routerOptions: { maxParamLength: SERVE_DEFAULTS.maxParamLength },
+    // As in the reference, a trailing slash names the same resource as the path without it:
+    // `POST /collections/c/documents/` creates, `GET /collections/c/synonyms/` lists (a
+    // document, synonym or collection id is never empty).
+    routerOptions: { maxParamLength: SERVE_DEFAULTS.maxParamLength, ignoreTrailingSlash: true },
     return503OnClosing: true,
     connectionTimeout: idleTimeout,
     forceCloseConnections: 'idle',
@@ -211,6 +215,7 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
     table.set(r.url, set);
   });
 
+  runtimeConfigRoutes(app, ctx); // first: its slow-request log hook sees every route
   opsRoutes(app, ctx, () => healthy && (opts.healthy?.() ?? true));
   operationRoutes(app, ctx);
   collectionRoutes(app, ctx);

@@ -8,10 +8,10 @@ import { isPlainObject } from '../json.js';
 import { write, type Store } from '../storage/store.js';
 import { tokenizerFor } from '../tokenizer/tokenizer.js';
 
+/** A set as stored and answered: the reference's shape, `{id, stopwords, locale}`. */
 export interface StopwordSet {
-  /** The set's name: `id` as the reference's older answers carry it, `name` as the spec's shape has it. */
+  /** The set's name. */
   id: string;
-  name: string;
   stopwords: string[];
   locale?: string;
 }
@@ -38,7 +38,7 @@ export function validateStopwordSet(name: string, body: unknown): StopwordSet {
       }
     }
   }
-  return { id: name, name, stopwords: out, ...(locale ? { locale } : {}) };
+  return { id: name, stopwords: out, ...(locale ? { locale } : {}) };
 }
 
 export async function putStopwords(store: Store, name: string, body: unknown): Promise<StopwordSet> {
@@ -47,10 +47,10 @@ export async function putStopwords(store: Store, name: string, body: unknown): P
   return set;
 }
 
-/** A stored set as answered: sets stored before `name` was added get it from their id. */
+/** A stored set as answered (sets stored with a `name` beside their id answer without it). */
 function shown(set: StopwordSet): StopwordSet {
   const { id, stopwords, locale } = set;
-  return { id, name: id, stopwords, ...(locale ? { locale } : {}) };
+  return { id, stopwords, ...(locale ? { locale } : {}) };
 }
 
 export function getStopwords(store: Store, name: string): StopwordSet {
@@ -63,10 +63,10 @@ export function listStopwords(store: Store): StopwordSet[] {
   return [...store.stopwords.getRange({})].map(({ value }) => shown(value as StopwordSet));
 }
 
-export async function deleteStopwords(store: Store, name: string): Promise<{ id: string; name: string }> {
+export async function deleteStopwords(store: Store, name: string): Promise<{ id: string }> {
   return write(store, () => {
     if (store.stopwords.get(name) === undefined) throw new FathomError('NOT_FOUND', `stopword set \`${name}\` not found`);
     store.stopwords.remove(name);
-    return { id: name, name };
+    return { id: name };
   });
 }

@@ -21,7 +21,10 @@ function refuse(message: string): never {
 
 /**
  * Checks a snapshot target: an absolute path that does not exist yet (its parent must) or
- * an empty directory, writable. Returns the directory, created.
+ * a directory, writable. A new or empty directory becomes the snapshot; into a directory
+ * that holds anything, the snapshot goes in a new directory of its own,
+ * `snapshot-<UTC time>` (as the reference writes its snapshot inside the path it is given),
+ * so nothing already there is touched. Returns the snapshot's directory, created.
  */
 export function prepareTarget(target: unknown, dataDir: string): string {
   if (typeof target !== 'string' || target.trim() === '') refuse('parameter `snapshot_path` is required: an absolute path to a new or empty directory');
@@ -37,7 +40,7 @@ export function prepareTarget(target: unknown, dataDir: string): string {
   }
   if (st) {
     if (!st.isDirectory()) refuse(`snapshot_path ${dir} exists and is not a directory`);
-    if (fs.readdirSync(dir).length > 0) refuse(`snapshot_path ${dir} is not empty; give a new or empty directory`);
+    if (fs.readdirSync(dir).length > 0) return writableDir(innerDir(dir));
   } else {
     try {
       fs.mkdirSync(dir, { mode: 0o700 });
@@ -46,12 +49,36 @@ export function prepareTarget(target: unknown, dataDir: string): string {
       refuse(`cannot create snapshot_path ${dir}: ${code === 'ENOENT' ? 'its parent directory does not exist' : code === 'EACCES' ? 'permission denied' : (code ?? (e as Error).message)}`);
     }
   }
+  return writableDir(dir);
+}
+
+function writableDir(dir: string): string {
   try {
     fs.accessSync(dir, fs.constants.W_OK);
   } catch {
     refuse(`snapshot_path ${dir} is not writable`);
   }
   return dir;
+}
+
+/** Snapshot directories tried inside one non-empty directory in the same second, at most. */
+const INNER_TRIES = 100;
+
+/** A new directory `snapshot-YYYYMMDDTHHMMSSZ` (then `-2`, `-3`, ...) inside `parent`, created. */
+function innerDir(parent: string): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  for (let i = 1; i <= INNER_TRIES; i++) {
+    const dir = path.join(parent, `snapshot-${stamp}${i === 1 ? '' : `-${i}`}`);
+    try {
+      fs.mkdirSync(dir, { mode: 0o700 });
+      return dir;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') continue;
+      refuse(`cannot create a snapshot directory in snapshot_path ${parent}: ${code === 'EACCES' ? 'permission denied' : (code ?? (e as Error).message)}`);
+    }
+  }
+  refuse(`snapshot_path ${parent} already holds ${INNER_TRIES} snapshots made this second`);
 }
 
 /** Copies a directory tree (small: embedding models), hard-linking files where it can. */

@@ -1,9 +1,14 @@
 /**
  * Search analytics over HTTP: rules (`/analytics/rules`), events (`POST /analytics/events`),
- * `POST /analytics/flush`, and the hook the search routes call after answering.
+ * `POST /analytics/flush`, `GET /analytics/status`, and the hook the search routes call
+ * after answering.
  *
  * Rules are kept in the data directory and can be managed whether or not the server runs
- * with `--enable-search-analytics`; events, flushes and the recording of searches need it.
+ * with `--enable-search-analytics`; events and the recording of searches need it (a flush
+ * or the status of a server without it finds nothing pending). Rules are taken in both of
+ * the reference's generations' shapes (src/analytics/shapes.ts): POST takes one rule or an
+ * array of them; a rule is answered in the shape it was written in, and the list (a bare
+ * array, filtered by `rule_tag`) in Typesense 30's.
  *
  * Actions: `analytics/rules:create` (POST and PUT), `analytics/rules:list`,
  * `analytics/rules:get`, `analytics/rules:delete`, `analytics/events:create`,
@@ -12,12 +17,14 @@
  * destination.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ANALYTICS_DEFAULTS } from '../../defaults.js';
 import { FathomError } from '../../errors.js';
 import { isPlainObject } from '../../json.js';
 import { collectionAllowed } from '../../keys/scope.js';
 import { ruleCollections, type AnalyticsRule } from '../../analytics/rules.js';
+import { isV30Body, shown, toV30 } from '../../analytics/shapes.js';
 import { userKey } from '../../analytics/query.js';
-import type { SearchAnswer } from '../../analytics/analytics.js';
+import { emptyStatus, type SearchAnswer } from '../../analytics/analytics.js';
 import { authorize, target } from '../access.js';
 import type { ServerContext } from '../context.js';
 import { one, type Query } from '../params.js';
@@ -72,29 +79,49 @@ export function analyticsRoutes(app: FastifyInstance, ctx: ServerContext): void 
   const allowRule = (req: FastifyRequest, action: string, rule: AnalyticsRule) =>
     authorize(auth, req, { action, collections: ruleCollections(rule).map((c) => target(engine, c)) });
 
-  app.post('/analytics/rules', { config: { auth: { action: 'analytics/rules:create' } } }, async (req, reply) => {
-    const body = req.body;
+  /** Creates one rule of a POST body; answers it in the shape it was written in. */
+  const createRule = async (req: FastifyRequest, body: unknown) => {
     if (!isPlainObject(body)) throw new FathomError('BAD_REQUEST', 'an analytics rule must be a JSON object with `name`, `type` and `params`');
     if (typeof body.name !== 'string' || body.name === '') throw new FathomError('BAD_REQUEST', 'an analytics rule needs a `name` (a non-empty string)');
     authorizeBody(req, body);
-    return reply.code(201).send(await engine.putAnalyticsRule(body.name, body, { create: true }));
+    return shown(await engine.putAnalyticsRule(body.name, body, { create: true }));
+  };
+
+  app.post('/analytics/rules', { config: { auth: { action: 'analytics/rules:create' } } }, async (req, reply) => {
+    const body = req.body;
+    if (!Array.isArray(body)) return reply.code(201).send(await createRule(req, body));
+    // several rules (v30): each created or refused on its own, answered in order
+    if (body.length > ANALYTICS_DEFAULTS.maxRulesPerRequest) throw new FathomError('BAD_REQUEST', `at most ${ANALYTICS_DEFAULTS.maxRulesPerRequest} analytics rules can be created in one request`);
+    const out: unknown[] = [];
+    for (const rule of body) {
+      try {
+        out.push(await createRule(req, rule));
+      } catch (e) {
+        if (!(e instanceof FathomError) || e.status >= 500) throw e;
+        out.push({ error: e.message });
+      }
+    }
+    return reply.code(201).send(out);
   });
 
   app.put<{ Params: N }>('/analytics/rules/:name', { config: { auth: { action: 'analytics/rules:create' } } }, async (req) => {
     authorizeBody(req, req.body);
-    return engine.putAnalyticsRule(req.params.name, req.body);
+    return shown(await engine.putAnalyticsRule(req.params.name, req.body));
   });
 
   app.get('/analytics/rules', { config: { auth: { action: 'analytics/rules:list' } } }, async (req) => {
     const scope = req.principal!.scope.collections;
-    const rules = engine.listAnalyticsRules();
-    return { rules: scope.includes('*') ? rules : rules.filter((r) => ruleCollections(r).every((c) => collectionAllowed(scope, c))) };
+    const tag = one(req.query as Query, 'rule_tag');
+    let rules = engine.listAnalyticsRules();
+    if (!scope.includes('*')) rules = rules.filter((r) => ruleCollections(r).every((c) => collectionAllowed(scope, c)));
+    if (tag !== undefined) rules = rules.filter((r) => r.rule_tag === tag);
+    return rules.map(toV30);
   });
 
   app.get<{ Params: N }>('/analytics/rules/:name', { config: { auth: { action: 'analytics/rules:get' } } }, async (req) => {
     const rule = engine.getAnalyticsRule(req.params.name);
     allowRule(req, 'analytics/rules:get', rule);
-    return rule;
+    return shown(rule);
   });
 
   app.delete<{ Params: N }>('/analytics/rules/:name', { config: { auth: { action: 'analytics/rules:delete' } } }, async (req) => {
@@ -114,19 +141,27 @@ export function analyticsRoutes(app: FastifyInstance, ctx: ServerContext): void 
     return reply.code(201).send({ ok: true });
   });
 
+  // without analytics there is nothing pending: the reference answers {"ok": true} all the same
   app.post('/analytics/flush', { config: { auth: { action: 'analytics/flush:create' } } }, async () => {
     const a = ctx.analytics;
-    if (!a) throw new FathomError('BAD_REQUEST', NOT_ENABLED);
+    if (!a) return { ok: true };
     return { ok: true, ...(await a.flush()) };
   });
 
-  /** A rule body's collections must be in the key's scope (checked before validating the rest). */
+  app.get('/analytics/status', { config: { auth: { action: 'analytics/status:list' } } }, async () => ctx.analytics?.status() ?? emptyStatus());
+
+  /** A rule body's collections (either generation's shape) must be in the key's scope (checked before validating the rest). */
   function authorizeBody(req: FastifyRequest, body: unknown): void {
-    if (!isPlainObject(body) || !isPlainObject(body.params)) return; // the rule check reports it
-    const p = body.params;
+    if (!isPlainObject(body)) return; // the rule check reports it
+    const p = isPlainObject(body.params) ? body.params : {};
     const names: string[] = [];
-    if (isPlainObject(p.source) && Array.isArray(p.source.collections)) for (const c of p.source.collections) if (typeof c === 'string') names.push(c);
-    if (isPlainObject(p.destination) && typeof p.destination.collection === 'string') names.push(p.destination.collection);
+    if (isV30Body(body)) {
+      if (typeof body.collection === 'string') names.push(body.collection);
+      if (typeof p.destination_collection === 'string') names.push(p.destination_collection);
+    } else {
+      if (isPlainObject(p.source) && Array.isArray(p.source.collections)) for (const c of p.source.collections) if (typeof c === 'string') names.push(c);
+      if (isPlainObject(p.destination) && typeof p.destination.collection === 'string') names.push(p.destination.collection);
+    }
     authorize(auth, req, { action: 'analytics/rules:create', collections: names.map((c) => target(engine, c)) });
   }
 }

@@ -14,6 +14,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DELETE_BATCH_SIZE, IMPORT_BATCH_SIZE, MAX_IMPORT_BATCH_SIZE, SERVE_DEFAULTS } from '../../defaults.js';
 import { FathomError } from '../../errors.js';
 import { installStreamParsers } from '../body.js';
+import { referenceLine } from '../../io/reference-json.js';
 import type { ServerContext } from '../context.js';
 import { bool, dirtyValues, fieldList, int, one, writeAction, type Query } from '../params.js';
 import { keyScope } from '../../keys/auth.js';
@@ -110,7 +111,8 @@ export function documentRoutes(app: FastifyInstance, ctx: ServerContext): void {
               this.push(null);
               return;
             }
-            const line = (started ? '\n' : '') + first.value;
+            // each document as the reference writes it: keys sorted, its number forms
+            const line = (started ? '\n' : '') + referenceLine(first.value);
             started = true;
             first = gen.next();
             if (!this.push(line)) return;

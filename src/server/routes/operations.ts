@@ -6,6 +6,9 @@
  *   POST /operations/db/compact                     gives disk space back (compact.ts)
  *   POST /operations/vote                           moves leadership in a cluster
  *   POST /operations/cache/clear                    forgets cached search answers
+ *   GET  /operations/schema_changes                 schema changes in progress: always [] (a
+ *                                                   PATCH /collections/:c applies in one
+ *                                                   transaction and answers once it has)
  *
  * All four are admin operations: a key needs their action (`operations:snapshot`, ...) or `*`.
  */
@@ -20,6 +23,7 @@ export function operationRoutes(app: FastifyInstance, ctx: ServerContext): void 
   });
   app.post('/operations/db/compact', { config: { auth: { action: 'operations:compact' } } }, async () => ctx.compact());
   app.post('/operations/vote', { config: { auth: { action: 'operations:vote' } } }, async () => ctx.vote());
+  app.get('/operations/schema_changes', { config: { auth: { action: 'operations/schema_changes:list' } } }, async () => []);
   app.post('/operations/cache/clear', { config: { auth: { action: 'operations:cache_clear' } } }, async () => {
     ctx.engine.clearCache();
     return { success: true };
