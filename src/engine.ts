@@ -8,7 +8,7 @@
  * (src/cluster/command.ts), so a cluster node replicates it.
  */
 import { FathomError } from './errors.js';
-import { DELETE_BATCH_SIZE, SEARCH_CACHE_ENTRIES, VECTOR_SAVE_AFTER_MS, VECTOR_SYNC_SLICE_MS } from './defaults.js';
+import { DELETE_BATCH_SIZE, MAX_NAME_LENGTH, SEARCH_CACHE_ENTRIES, VECTOR_SAVE_AFTER_MS, VECTOR_SYNC_SLICE_MS } from './defaults.js';
 import { openStore, write, type OpenOptions, type Store } from './storage/store.js';
 import { isNoSpace } from './storage/diskfull.js';
 import {
@@ -282,7 +282,7 @@ export class Engine {
       // an alias may name a collection that does not exist yet, unless references go through
       // it: they must resolve to documents, so that would leave them pointing nowhere
       const target = isPlainObject(body) ? body.collection_name : undefined;
-      if (typeof target === 'string' && this.store.collections.get(target) === undefined) {
+      if (typeof target === 'string' && target.length <= MAX_NAME_LENGTH && this.store.collections.get(target) === undefined) {
         const users = referencingCollections(this.store, name);
         if (users.length > 0) {
           throw new FathomError('BAD_REQUEST', `collection \`${target}\` does not exist, and references of ${users.map((r) => `\`${r.name}\``).join(', ')} go through alias \`${name}\`: create the collection first`);
