@@ -38,7 +38,7 @@ import type { EmbedEnv } from './embed/index.js';
 import { checkVoiceModel, transcribeVoiceQuery } from './voice/index.js';
 import { isPlainObject } from './json.js';
 import { deleteAlias, getAlias, listAliases, upsertAlias, type AliasRecord } from './collection/aliases.js';
-import { evictStore, readState } from './index/manifest.js';
+import { evictStore, nextSegmentId, readState } from './index/manifest.js';
 import { project, type Projection } from './io/project.js';
 import { parseCacheParams, parseSearchParams, type RawParams, type SearchParams } from './query/params.js';
 import { SearchCache } from './search/cache.js';
@@ -907,10 +907,14 @@ export class Engine {
     this.store.release();
   }
 
-  /** Merges a collection's segments into one. */
-  async optimize(collection: string): Promise<number> {
+  /**
+   * Merges a collection's segments into one. With `existingOnly`, only the segments that
+   * exist now: segments that writes add meanwhile (and the outputs of these merges) are left
+   * alone, so it ends however fast writes keep coming (compaction merges this way).
+   */
+  async optimize(collection: string, opts: { existingOnly?: boolean } = {}): Promise<number> {
     getRecord(this.store, collection);
-    return this.merger.merge(collection, { full: true });
+    return this.merger.merge(collection, { full: true, ...(opts.existingOnly ? { below: nextSegmentId(this.store) } : {}) });
   }
 
   /** Seqs of all live documents, ascending (for filter-less bulk operations). */

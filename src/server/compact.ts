@@ -4,7 +4,8 @@
  * LMDB reuses freed pages but never shrinks its file, so after deletes the directory stays
  * as large as it ever was. Compaction:
  *
- *   1. merges every collection's segments into one (dropping deleted documents' postings);
+ *   1. merges every collection's segments that exist as it starts into one (dropping
+ *      deleted documents' postings; segments written meanwhile are left, so it ends);
  *   2. copies the environment compacted (LMDB's own copy: live pages only, one read
  *      transaction, so searches and writes go on meanwhile);
  *   3. brings every process serving the directory to a standstill for a moment: new
@@ -100,8 +101,8 @@ export async function compact(engine: Engine, participants: Participant[]): Prom
   removeStaleCopies(dir);
   const before = dataFileBytes(dir);
   let merges = 0;
-  for (const c of engine.listCollections()) merges += await engine.optimize(c.name);
-  await engine.idle();
+  // (only the segments there now: with writes landing all the while, merging into one never ends)
+  for (const c of engine.listCollections()) merges += await engine.optimize(c.name, { existingOnly: true });
 
   const fresh = () => fs.mkdtempSync(path.join(dir, '.compact-'));
   for (let attempt = 0; ; attempt++) {
