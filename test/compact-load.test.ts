@@ -6,6 +6,7 @@
  * across the processes of `fathom serve --processes 2`, and on a cluster node that takes
  * writes (where pausing the applier before the writes waiting on it deadlocked).
  */
+import http from 'node:http';
 import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../src/server/serve.js';
@@ -209,6 +210,22 @@ describe('compaction on a busy server', () => {
       expect(r.ms).toBeGreaterThanOrEqual(waitMs - 50);
       expect(r.ms).toBeLessThan(waitMs + 2000);
     }
+    // a client that gives up while held: its write is not made, and the door counts it out
+    gate.write.close();
+    // (a connection of its own, destroyed: the client is surely gone)
+    const gaveUp = new Promise<Error>((resolve) => {
+      const req = http.request(`${url}/collections/c/documents`, { method: 'POST', headers: { 'x-typesense-api-key': KEY, 'content-type': 'application/json' } });
+      req.on('error', resolve);
+      req.end(JSON.stringify(doc('gone', 0)));
+      void until('the write to wait at the door', async () => gate.write.waiting === 1).then(() => req.destroy());
+    });
+    expect(await gaveUp).toBeInstanceOf(Error);
+    // (time for the server to see the connection close)
+    await new Promise((r) => setTimeout(r, 500));
+    gate.write.open();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(gate.write.active).toBe(0);
+    expect((await call(url, 'GET', '/collections/c/documents/gone')).status).toBe(404);
     // the read door holds searches the same way, never /health
     gate.read.close();
     const [heldSearch, probe] = await Promise.all([call(url, 'GET', '/collections/c/documents/search?q=*'), call(url, 'GET', '/health')]);

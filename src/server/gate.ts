@@ -39,15 +39,21 @@ export function doorOf(method: string, config: { door?: DoorName | 'none'; auth?
   return config?.auth?.action === SEARCH_ACTION ? 'read' : 'write';
 }
 
-/** One door: `active` requests are past it. */
+/** One door: `active` requests are past it, `waiting` are held at it. */
 export class Door {
   active = 0;
+  waiting = 0;
   private shut: { opened: Promise<void>; open: () => void } | null = null;
   private emptied: Array<() => void> = [];
 
   /** Waits while the door is closed, until `deadline` at most (false then), and counts the request in. */
   async enter(deadline: number): Promise<boolean> {
-    while (this.shut) if (!(await settlesBy(this.shut.opened, deadline))) return false;
+    this.waiting++;
+    try {
+      while (this.shut) if (!(await settlesBy(this.shut.opened, deadline))) return false;
+    } finally {
+      this.waiting--;
+    }
     this.active++;
     return true;
   }
@@ -90,14 +96,28 @@ export class RequestGate {
   /** @param waitMs how long a request may wait at a closed door before it is answered 503 */
   constructor(readonly waitMs: number) {}
 
-  /** onRequest: the request passes its door (or is answered 503 after waiting `waitMs`). */
+  /**
+   * onRequest: the request passes its door (or is answered 503 after waiting `waitMs`). A
+   * request whose client went away while it waited is not run: it would be in flight
+   * without a close to count it out.
+   */
   readonly hook = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const name = doorOf(req.method, req.routeOptions.config);
     if (!name) return;
     const door = this[name];
+    let entered = false;
+    let gone = false;
+    reply.raw.once('close', () => {
+      gone = true;
+      if (entered) door.leave();
+    });
     if (!(await door.enter(Date.now() + this.waitMs))) {
       throw new FathomError('SERVICE_UNAVAILABLE', `the server is compacting its data directory and held this request for ${seconds(this.waitMs)}; nothing was done: retry it`);
     }
-    reply.raw.once('close', () => door.leave());
+    if (gone) {
+      door.leave();
+      throw new FathomError('SERVICE_UNAVAILABLE', 'the client went away while the request waited at the door; nothing was done');
+    }
+    entered = true;
   };
 }
