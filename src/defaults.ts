@@ -319,9 +319,11 @@ export const SERVER_DEFAULTS = {
 
 export const OPERATIONS_DEFAULTS = {
   /**
-   * Compaction waits this long (ms) for the requests in flight to finish before it swaps the
-   * compacted file in; if they have not, nothing is swapped and the answer says so (503).
-   * Long imports are the usual reason. Range 100..600_000.
+   * Compaction waits this long (ms) for quiet: once for the writes in flight to finish (write
+   * requests, then a cluster node's command being applied, a merge, transactions), and again
+   * at the swap for the reads in flight. What has not finished by then is named in a 503, and
+   * nothing is changed. A request held at a closed door this long is answered 503 (it did
+   * nothing: retry it). Long imports are the usual reason. Range 100..600_000.
    */
   quietTimeoutMs: 10_000,
 } as const;

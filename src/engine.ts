@@ -8,6 +8,7 @@
  * (src/cluster/command.ts), so a cluster node replicates it.
  */
 import { FathomError } from './errors.js';
+import { settlesBy } from './deadline.js';
 import { DELETE_BATCH_SIZE, MAX_NAME_LENGTH, SEARCH_CACHE_ENTRIES, VECTOR_SAVE_AFTER_MS, VECTOR_SYNC_SLICE_MS } from './defaults.js';
 import { openStore, write, type OpenOptions, type Store } from './storage/store.js';
 import { isNoSpace } from './storage/diskfull.js';
@@ -41,7 +42,7 @@ import type { EmbedEnv } from './embed/index.js';
 import { checkVoiceModel, transcribeVoiceQuery } from './voice/index.js';
 import { isPlainObject, setOwn } from './json.js';
 import { deleteAlias, getAlias, listAliases, upsertAlias, type AliasRecord } from './collection/aliases.js';
-import { evictStore, readState } from './index/manifest.js';
+import { evictStore, nextSegmentId, readState } from './index/manifest.js';
 import { project, type Projection } from './io/project.js';
 import { parseCacheParams, parseSearchParams, type RawParams, type SearchParams } from './query/params.js';
 import { SearchCache } from './search/cache.js';
@@ -939,13 +940,20 @@ export class Engine {
   /**
    * Stops this engine's writers so that the environment can be closed: the merge thread
    * ends (after its merge in progress), vector maintenance waits, and new transactions are
-   * held until `resume`; resolves once those already started are flushed.
+   * held until `resume`; resolves once those already started are flushed. Throws
+   * SERVICE_UNAVAILABLE, saying what it waited for, when that has not happened by
+   * `deadline` (ms since the epoch); the engine is suspended either way (`resume` undoes it).
    */
-  async suspend(): Promise<void> {
+  async suspend(deadline = Infinity): Promise<void> {
     if (this.suspended) return;
     this.suspended = true;
-    await this.merger.close();
-    await this.store.hold();
+    // (a merge that outlives the deadline still ends its thread when it is done)
+    if (!(await settlesBy(this.merger.close(), deadline))) {
+      throw new FathomError('SERVICE_UNAVAILABLE', 'a segment merge in progress did not finish');
+    }
+    if (!(await this.store.hold(deadline))) {
+      throw new FathomError('SERVICE_UNAVAILABLE', 'write transactions in progress did not finish');
+    }
   }
 
   /** Lets writes go again (after the environment was reopened, if it was closed). */
@@ -956,10 +964,14 @@ export class Engine {
     this.store.release();
   }
 
-  /** Merges a collection's segments into one. */
-  async optimize(collection: string): Promise<number> {
+  /**
+   * Merges a collection's segments into one. With `existingOnly`, only the segments that
+   * exist now: segments that writes add meanwhile (and the outputs of these merges) are left
+   * alone, so it ends however fast writes keep coming (compaction merges this way).
+   */
+  async optimize(collection: string, opts: { existingOnly?: boolean } = {}): Promise<number> {
     getRecord(this.store, collection);
-    return this.merger.merge(collection, { full: true });
+    return this.merger.merge(collection, { full: true, ...(opts.existingOnly ? { below: nextSegmentId(this.store) } : {}) });
   }
 
   /** Seqs of all live documents, ascending (for filter-less bulk operations). */

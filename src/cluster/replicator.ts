@@ -35,7 +35,8 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { ObjectStore } from '@nats-io/obj';
 import { applying } from '../clock.js';
-import { CLUSTER_DEFAULTS } from '../defaults.js';
+import { CLUSTER_DEFAULTS, OPERATIONS_DEFAULTS } from '../defaults.js';
+import { settlesBy } from '../deadline.js';
 import type { Engine } from '../engine.js';
 import { FathomError } from '../errors.js';
 import { APPLIED_KEY, openStore, write } from '../storage/store.js';
@@ -60,11 +61,18 @@ export interface ClusterOptions {
   keepAfterSnapshot?: number;
 }
 
-/** Brings the serving process to a standstill around a restore (compact.ts Participant, without the applier's own pause). */
+/**
+ * Brings the serving process to a standstill around a restore (src/server/compact.ts
+ * Participant, without the applier's own pause: the applier is the one restoring).
+ */
 export interface RestoreQuiet {
-  hold(): Promise<void>;
+  /** Writes, then reads, held by `deadline` (ms since the epoch), or throws saying why. */
+  holdWrites(deadline: number): Promise<void>;
+  holdReads(deadline: number): Promise<void>;
   closeEnv(): Promise<void>;
   openEnv(): Promise<void>;
+  /** Lets everything go (after a hold that failed). */
+  release(): Promise<void>;
 }
 
 export type ClusterLog = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
@@ -449,10 +457,15 @@ export class Replicator {
     this.applied = seq;
   }
 
-  /** Stops applying after the command in progress (compaction, snapshot restore). */
-  async pause(): Promise<void> {
+  /**
+   * Stops applying after the command in progress (compaction): resolves true once that
+   * command is done, or false when it is not by `deadline` (ms since the epoch; paused either
+   * way, until `resume`). A command waits for nothing a compaction holds before it pauses
+   * the applier (compact.ts), so the wait ends unless the command itself is stuck.
+   */
+  async pause(deadline = Infinity): Promise<boolean> {
     if (!this.paused) this.paused = new Promise<void>((r) => (this.resumeApply = r));
-    await this.applyIdle;
+    return settlesBy(this.applyIdle, deadline);
   }
 
   resume(): void {
@@ -507,15 +520,21 @@ export class Replicator {
       // stream and will be applied; their clients hear so now
       for (const w of this.waiters.values()) w.reject(new FathomError('SERVICE_UNAVAILABLE', 'the cluster accepted the write; this node is restoring from a snapshot and will apply it then'));
       this.waiters.clear();
+      const deadline = Date.now() + OPERATIONS_DEFAULTS.quietTimeoutMs;
       try {
-        await quiet.hold();
+        await quiet.holdWrites(deadline);
+        await quiet.holdReads(deadline);
       } catch (e) {
+        await quiet.release();
         fs.rmSync(dir, { recursive: true, force: true });
         throw e;
       }
       await quiet.closeEnv();
-      swapDataFile(this.engine.dir, dir);
-      await quiet.openEnv();
+      try {
+        swapDataFile(this.engine.dir, dir);
+      } finally {
+        await quiet.openEnv();
+      }
     } else {
       await this.engine.suspend();
       await this.engine.store.closeEnv();

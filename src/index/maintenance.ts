@@ -84,18 +84,32 @@ function sourceBytes(store: Store, collId: number, plan: SegmentInfo[]): number 
   return n;
 }
 
+export interface MergeOptions {
+  /** Into as few segments as the policy allows, instead of until the tiered policy is satisfied. */
+  full?: boolean;
+  /** Stop after this many merges. */
+  maxMerges?: number;
+  /**
+   * Merge only segments whose id is below this: those that existed when it was read. Each
+   * such segment is merged at most once (an output or a concurrent writer's segment has a
+   * higher id), so the merging ends however fast writes keep adding segments.
+   */
+  below?: number;
+}
+
 /**
  * Merges until the tiered policy is satisfied (or, with `full`, into one segment).
  * Returns the number of merges committed.
  */
-export async function mergeCollection(store: Store, name: string, opts: { full?: boolean; maxMerges?: number } = {}): Promise<number> {
+export async function mergeCollection(store: Store, name: string, opts: MergeOptions = {}): Promise<number> {
   let merges = 0;
   const max = opts.maxMerges ?? Infinity;
   while (merges < max) {
     const record = store.collections.get(store.aliases.get(name) ?? name) as CollectionRecord | undefined;
     if (!record) return merges;
     const state = readState(store, record.id);
-    const plan = opts.full ? planFullMerge(state.segments) : planMerge(state.segments);
+    const segments = opts.below === undefined ? state.segments : state.segments.filter((s) => s.id < opts.below!);
+    const plan = opts.full ? planFullMerge(segments) : planMerge(segments);
     if (!plan) break;
     // A merge writes its whole output in one transaction: one that would not fit on the
     // disk is not even computed (see diskfull.ts, checkRoom).

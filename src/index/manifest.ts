@@ -182,9 +182,17 @@ export function removeSegment(store: Store, collId: number, segId: number): void
   store.deletes.remove([collId, segId]);
 }
 
+/** `meta` counter of segment ids (never reused, so a larger id is a newer segment). */
+const SEGMENT_COUNTER = 'next_segment_id';
+
+/** The id the next segment will get: every segment that exists now has a smaller one. */
+export function nextSegmentId(store: Store): number {
+  return (store.meta.get(SEGMENT_COUNTER) as number | undefined) ?? 1;
+}
+
 /** Writes a built segment and lists it in the manifest. */
 export function addSegment(store: Store, collId: number, state: CollectionState, built: BuiltSegment): SegmentInfo {
-  const id = nextCounter(store, 'next_segment_id');
+  const id = nextCounter(store, SEGMENT_COUNTER);
   const blob = built.blob;
   store.segments.put([collId, id, 0], Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength));
   const info: SegmentInfo = { id, n: built.n, del: 0, min: built.minSeq, max: built.maxSeq };

@@ -4,7 +4,7 @@
  */
 import { WorkerClient } from '../worker-client.js';
 import type { Store } from '../storage/store.js';
-import { mergeCollection } from './maintenance.js';
+import { mergeCollection, type MergeOptions } from './maintenance.js';
 import { readState } from './manifest.js';
 import { planMerge } from './merge.js';
 
@@ -38,7 +38,7 @@ export class Merger {
   }
 
   /** Runs merges for a collection now (in the worker when there is one). */
-  async merge(collection: string, opts: { full?: boolean; maxMerges?: number } = {}): Promise<number> {
+  async merge(collection: string, opts: MergeOptions = {}): Promise<number> {
     if (!this.worker?.available()) return mergeCollection(this.store, collection, opts);
     return (await this.worker.call({ collection, ...opts })).merges ?? 0;
   }

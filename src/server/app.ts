@@ -16,7 +16,7 @@
 import http from 'node:http';
 import type { Writable } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
-import { SERVER_DEFAULTS, SERVE_DEFAULTS } from '../defaults.js';
+import { OPERATIONS_DEFAULTS, SERVER_DEFAULTS, SERVE_DEFAULTS } from '../defaults.js';
 import { FathomError } from '../errors.js';
 import { stringifyJson } from '../json.js';
 import type { Engine } from '../engine.js';
@@ -75,6 +75,8 @@ export interface AppOptions {
   afterWrite?: (collection: string) => void;
   /** Compacts the directory (default: this process alone; a cluster of processes coordinates through its primary). */
   compact?: (ctx: ServerContext) => Promise<CompactReport>;
+  /** How long compaction waits for quiet, and a request at a closed door for it, ms (default OPERATIONS_DEFAULTS.quietTimeoutMs). */
+  compactQuietMs?: number;
   /** Moves leadership (default: a single node, which answers `{success: false}`). */
   vote?: () => Promise<{ success: boolean }>;
   /** Extra health condition (a cluster node: caught up with the stream). */
@@ -136,6 +138,7 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
   const auth = engine.authenticator(opts.apiKey);
   const stats = new RequestStats();
   let compacting: Promise<CompactReport> = Promise.resolve(undefined as unknown as CompactReport);
+  const quietMs = opts.compactQuietMs ?? OPERATIONS_DEFAULTS.quietTimeoutMs;
   const ctx: ServerContext = {
     engine,
     auth,
@@ -144,9 +147,9 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
     afterWrite: opts.afterWrite ?? ((c) => engine.maintain(c)),
     search: opts.searchExecutor ?? (async (c, p, scope) => stringifyJson(await engine.search(c, p, scope))),
     importer: undefined as unknown as Importer,
-    gate: new RequestGate(),
+    gate: new RequestGate(quietMs),
     // one compaction at a time
-    compact: () => (compacting = compacting.catch(() => undefined).then(() => (opts.compact ? opts.compact(ctx) : compact(engine, [processParticipant(ctx, 1)])))),
+    compact: () => (compacting = compacting.catch(() => undefined).then(() => (opts.compact ? opts.compact(ctx) : compact(engine, [processParticipant(ctx)], quietMs)))),
     vote: opts.vote ?? (async () => ({ success: false })),
     ...(opts.clusterState ? { clusterState: opts.clusterState } : {}),
   };
@@ -158,11 +161,8 @@ export function buildApp(opts: AppOptions): { app: FastifyInstance; ctx: ServerC
   app.setReplySerializer((payload) => stringifyJson(payload));
   installJsonParsers(app, bodyLimit);
 
-  // Every request passes the door first (compaction closes it for a moment).
-  app.addHook('onRequest', async (req, reply) => {
-    await ctx.gate.enter();
-    reply.raw.once('close', () => ctx.gate.leave());
-  });
+  // Every request but /health passes its door first (compaction closes them for a moment).
+  app.addHook('onRequest', ctx.gate.hook);
   app.addHook('onRequest', requireHost);
   app.addHook('onRequest', async (req: FastifyRequest) => {
     const url = req.raw.url ?? '';

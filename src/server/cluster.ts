@@ -26,12 +26,12 @@ import { primaryLog } from './log.js';
 import type { KeyFinder } from '../keys/redact.js';
 import { schedulePurge, startServer, type RunningServer, type ServeOptions } from './serve.js';
 
-type Step = 'hold' | 'closeEnv' | 'openEnv' | 'release';
+type Step = 'holdWrites' | 'holdReads' | 'closeEnv' | 'openEnv' | 'release';
 type ToWorker =
   | { type: 'config'; opts: Omit<ServeOptions, 'logStream'> }
   | { type: 'stop' }
-  /** A compaction step (compact.ts) for this worker; `except` requests in flight are the caller's. */
-  | { type: 'step'; id: number; step: Step; except: number }
+  /** A compaction step (compact.ts Participant) for this worker; `deadline` for the holds. */
+  | { type: 'step'; id: number; step: Step; deadline: number }
   | { type: 'compacted'; id: number; report?: CompactReport; error?: { code: ErrorCode; message: string } };
 type ToPrimary =
   | { type: 'ready' }
@@ -43,6 +43,18 @@ type ToPrimary =
 /** An error as it crosses processes. */
 function wire(e: unknown): { code: ErrorCode; message: string } {
   return e instanceof FathomError ? { code: e.code, message: e.message } : { code: 'INTERNAL', message: (e as Error).message ?? String(e) };
+}
+
+/**
+ * How long the primary waits for a worker's answer to a compaction step beyond the step's
+ * own deadline (the holds) or from when it was sent (the others, which wait for nothing
+ * else), ms: a worker that does not answer by then is taken as gone.
+ */
+const STEP_GRACE_MS = 5000;
+
+/** Sends to a worker that may have died meanwhile (a send to a dead one must not end the primary). */
+function sendTo(w: Worker, m: ToWorker): void {
+  if (!w.isDead()) w.send(m, () => undefined);
 }
 
 /** Restarts of crashed workers allowed per minute before the primary gives up. */
@@ -98,6 +110,11 @@ export async function startCluster(opts: ServeOptions, processes: number, exec?:
         }
       });
       w.on('exit', (code, signal) => {
+        for (const [id, p] of steps) {
+          if (p.worker !== w) continue;
+          steps.delete(id);
+          p.reject(new FathomError('SERVICE_UNAVAILABLE', `server process ${w.process.pid} exited during the compaction`));
+        }
         if (!listening) {
           reject(new Error(`a server process exited (${signal ?? `code ${code}`}) before it could listen; see the log above`));
           return;
@@ -114,26 +131,43 @@ export async function startCluster(opts: ServeOptions, processes: number, exec?:
         }
         // A moment's pause: when the whole process group is being stopped, the primary's
         // own signal arrives meanwhile and no replacement is started.
+        // (after a compaction in progress: a process that opened the file before the swap would keep the old one)
         setTimeout(() => {
-          if (!stopping) fork().catch((e) => log('error', 'could not restart a server process', { err: String(e) }));
+          void compacting.then(() => {
+            if (!stopping) fork().catch((e) => log('error', 'could not restart a server process', { err: String(e) }));
+          });
         }, RESTART_DELAY_MS);
       });
     });
 
   // Compaction: the primary orchestrates, every worker and the primary's own engine take part.
+  // Every step is answered or given up on (a worker that died or hangs): no compaction waits for ever.
   let nextStep = 1;
-  const steps = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
-  const step = (w: Worker, s: Step, except: number) =>
+  const steps = new Map<number, { worker: Worker; resolve: () => void; reject: (e: Error) => void }>();
+  const step = (w: Worker, s: Step, deadline = 0) =>
     new Promise<void>((resolve, reject) => {
       const id = nextStep++;
-      steps.set(id, { resolve, reject });
-      w.send({ type: 'step', id, step: s, except } satisfies ToWorker);
+      const timer = setTimeout(
+        () => {
+          if (!steps.delete(id)) return;
+          reject(new FathomError('SERVICE_UNAVAILABLE', `server process ${w.process.pid} did not answer (its ${s} step)`));
+        },
+        Math.max(0, deadline - Date.now()) + STEP_GRACE_MS,
+      );
+      const done = <A extends unknown[]>(f: (...a: A) => void) => (...a: A) => {
+        clearTimeout(timer);
+        f(...a);
+      };
+      steps.set(id, { worker: w, resolve: done(resolve), reject: done(reject) });
+      if (w.isDead()) steps.get(id)!.reject(new FathomError('SERVICE_UNAVAILABLE', `server process ${w.process.pid} exited during the compaction`));
+      else sendTo(w, { type: 'step', id, step: s, deadline });
     });
-  const workerParticipant = (w: Worker, except: number): Participant => ({
-    hold: () => step(w, 'hold', except),
-    closeEnv: () => step(w, 'closeEnv', except),
-    openEnv: () => step(w, 'openEnv', except),
-    release: () => step(w, 'release', except),
+  const workerParticipant = (w: Worker): Participant => ({
+    holdWrites: (deadline) => step(w, 'holdWrites', deadline),
+    holdReads: (deadline) => step(w, 'holdReads', deadline),
+    closeEnv: () => step(w, 'closeEnv'),
+    openEnv: () => step(w, 'openEnv'),
+    release: () => step(w, 'release'),
   });
   let compacting: Promise<unknown> = Promise.resolve();
   const runCompaction = (asker: Worker, id: number) => {
@@ -141,11 +175,11 @@ export async function startCluster(opts: ServeOptions, processes: number, exec?:
     compacting = compacting.then(async () => {
       const workers = Object.values(cluster.workers ?? {}).filter((x): x is Worker => !!x && !x.isDead());
       try {
-        const report = await compact(engine, [engineParticipant(engine), ...workers.map((x) => workerParticipant(x, x === asker ? 1 : 0))]);
-        asker.send({ type: 'compacted', id, report } satisfies ToWorker);
+        const report = await compact(engine, [engineParticipant(engine), ...workers.map(workerParticipant)], opts.limits?.compactQuietMs);
+        sendTo(asker, { type: 'compacted', id, report });
       } catch (e) {
         log('error', 'compaction failed', { err: (e as Error).message });
-        asker.send({ type: 'compacted', id, error: wire(e) } satisfies ToWorker);
+        sendTo(asker, { type: 'compacted', id, error: wire(e) });
       }
     });
   };
@@ -227,7 +261,10 @@ export async function runClusterWorker(): Promise<void> {
   // Compaction is orchestrated by the primary: this worker asks, and takes its steps when told.
   let nextCompaction = 1;
   const compactions = new Map<number, { resolve: (r: CompactReport) => void; reject: (e: Error) => void }>();
-  let participant: ((except: number) => Participant) | undefined;
+  let participant: Participant | undefined;
+  // Steps run one after another: a release that arrives while a hold still waits (the
+  // primary gave up on it) runs once the hold has ended, by its deadline.
+  let stepping: Promise<unknown> = Promise.resolve();
   // (steps arrive only after this worker has started: the primary orchestrates workers it knows listen)
   process.on('message', (m: ToWorker) => {
     if (m.type === 'compacted') {
@@ -236,10 +273,11 @@ export async function runClusterWorker(): Promise<void> {
       if (m.error) p?.reject(new FathomError(m.error.code, m.error.message));
       else p?.resolve(m.report!);
     } else if (m.type === 'step') {
-      const p = participant!(m.except);
-      p[m.step]().then(
-        () => process.send?.({ type: 'stepped', id: m.id } satisfies ToPrimary),
-        (e) => process.send?.({ type: 'stepped', id: m.id, error: wire(e) } satisfies ToPrimary),
+      stepping = stepping.then(() =>
+        participant![m.step](m.deadline).then(
+          () => process.send?.({ type: 'stepped', id: m.id } satisfies ToPrimary),
+          (e) => process.send?.({ type: 'stepped', id: m.id, error: wire(e) } satisfies ToPrimary),
+        ),
       );
     }
   });
@@ -257,7 +295,7 @@ export async function runClusterWorker(): Promise<void> {
     analyticsOwner: false,
     compact: () => askCompaction(),
   });
-  participant = (except) => processParticipant(server.context, except);
+  participant = processParticipant(server.context);
   process.send?.({ type: 'listening', port: server.port, address: server.address } satisfies ToPrimary);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();

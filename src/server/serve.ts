@@ -14,32 +14,8 @@ import { buildApp, type AppOptions } from './app.js';
 import type { LogLevel } from './log.js';
 import type { ServerContext } from './context.js';
 import { Replicator, type ClusterOptions } from '../cluster/replicator.js';
-import { compact, processParticipant, type Participant } from './compact.js';
+import { compact, processParticipant } from './compact.js';
 
-/** A cluster node as a compaction participant: its applier pauses too. */
-function clusterParticipant(ctx: ServerContext, replicator: () => Replicator | undefined): Participant {
-  const p = processParticipant(ctx, 1);
-  return {
-    hold: async () => {
-      await replicator()?.pause();
-      try {
-        await p.hold();
-      } catch (e) {
-        replicator()?.resume();
-        throw e;
-      }
-    },
-    closeEnv: () => p.closeEnv(),
-    openEnv: async () => {
-      await p.openEnv();
-      replicator()?.resume();
-    },
-    release: async () => {
-      await p.release();
-      replicator()?.resume();
-    },
-  };
-}
 import { closeAnalytics, openAnalytics, type AnalyticsServeOptions } from './analytics.js';
 
 export interface ServeOptions {
@@ -62,7 +38,7 @@ export interface ServeOptions {
   /** Search analytics (`--enable-search-analytics`, `--analytics-dir`, `--analytics-flush-interval`). */
   analytics?: AnalyticsServeOptions;
   /** Overrides of the protective limits (tests use short ones). */
-  limits?: Pick<AppOptions, 'bodyLimit' | 'maxQueryStringLength' | 'connectionsCheckIntervalMs' | 'headersTimeoutMs' | 'socketIdleTimeoutMs'>;
+  limits?: Pick<AppOptions, 'bodyLimit' | 'maxQueryStringLength' | 'connectionsCheckIntervalMs' | 'headersTimeoutMs' | 'socketIdleTimeoutMs' | 'compactQuietMs'>;
   /** Join a cluster replicated through NATS JetStream (src/cluster); one serving process per node. */
   cluster?: ClusterOptions;
   /** Serve the web dashboard on `/` (default SERVE_DEFAULTS.dashboard; `--no-dashboard` turns it off). */
@@ -123,7 +99,8 @@ export async function startServer(opts: ServeOptions, role: ProcessRole = {}): P
     logStream: opts.logStream,
     role: role.role,
     afterWrite: role.afterWrite,
-    compact: opts.cluster ? (c) => compact(engine, [clusterParticipant(c, () => replicator)]) : role.compact,
+    // a cluster node's applier pauses too, once the writes waiting for it are done (compact.ts)
+    compact: opts.cluster ? (c) => compact(engine, [processParticipant(c, () => replicator)], opts.limits?.compactQuietMs) : role.compact,
     vote: opts.cluster ? async () => ({ success: (await replicator?.stepDown()) ?? false }) : role.vote,
     healthy: opts.cluster ? () => replicator?.healthy() ?? false : undefined,
     clusterState: opts.cluster ? () => replicator?.status() ?? { state: 'joining' } : undefined,
@@ -141,7 +118,7 @@ export async function startServer(opts: ServeOptions, role: ProcessRole = {}): P
       const log = app.log;
       replicator = await Replicator.start(engine, opts.cluster, (level, msg, fields) => log[level](fields ?? {}, msg));
       // a restore while serving quiets this process as compaction does (the applier is the caller)
-      replicator.quiesce = () => processParticipant(ctx, 0);
+      replicator.quiesce = () => processParticipant(ctx);
     }
     if (opts.analytics?.enabled) {
       ctx.analytics = await openAnalytics(engine, opts.dataDir, opts.analytics, {

@@ -32,6 +32,7 @@ import { FathomError } from '../errors.js';
 import { docEncoder } from './doctext.js';
 import { checkRoomToCreate, flushed, installLmdbErrorHandling, noSpaceIn, settled, transaction } from './diskfull.js';
 import { currentCommand } from '../clock.js';
+import { settlesBy } from '../deadline.js';
 
 /** `meta` key of the last replicated command this directory has applied (src/cluster). */
 export const APPLIED_KEY = 'cluster_applied_seq';
@@ -85,11 +86,12 @@ export interface Store {
    */
   transact<T>(fn: () => T, bytes?: number): Promise<T>;
   /**
-   * Holds new transactions back and resolves once those already started have committed
-   * and been flushed. `release` lets them go. Used to close and reopen the environment
-   * (compaction swaps its file).
+   * Holds new transactions back and resolves true once those already started have committed
+   * and been flushed, or false when they have not by `deadline` (ms since the epoch; the
+   * store stays held either way). `release` lets them go. Used to close and reopen the
+   * environment (compaction swaps its file).
    */
-  hold(): Promise<void>;
+  hold(deadline?: number): Promise<boolean>;
   release(): void;
   /** Closes the environment (between hold and release); nothing may read the store until openEnv. */
   closeEnv(): Promise<void>;
@@ -323,14 +325,10 @@ function writeGate(store: Store): void {
   let held: Promise<void> | null = null;
   let releaseHeld: () => void = () => {};
   let running = 0;
-  let drained: (() => void) | null = null;
+  const drained: Array<() => void> = [];
   const finished = () => {
     running--;
-    if (running === 0 && drained) {
-      const d = drained;
-      drained = null;
-      d();
-    }
+    if (running === 0) for (const d of drained.splice(0)) d();
   };
   const transact = async <T>(fn: () => T, bytes = 0): Promise<T> => {
     while (held) await held;
@@ -354,10 +352,10 @@ function writeGate(store: Store): void {
   };
   Object.assign(store, {
     transact,
-    hold: async () => {
+    hold: async (deadline = Infinity) => {
       if (!held) held = new Promise<void>((r) => (releaseHeld = r));
-      if (running > 0) await new Promise<void>((r) => (drained = r));
-      await flushed(store);
+      if (running > 0 && !(await settlesBy(new Promise<void>((r) => drained.push(r)), deadline))) return false;
+      return settlesBy(flushed(store), deadline);
     },
     release: () => {
       const r = releaseHeld;

@@ -17,11 +17,12 @@ import type { ServerContext } from '../context.js';
 import { one, type Query } from '../params.js';
 
 export function operationRoutes(app: FastifyInstance, ctx: ServerContext): void {
-  app.post('/operations/snapshot', { config: { auth: { action: 'operations:snapshot' } } }, async (req) => {
+  app.post('/operations/snapshot', { config: { auth: { action: 'operations:snapshot' }, door: 'read' } }, async (req) => {
     await ctx.engine.snapshot(one(req.query as Query, 'snapshot_path'));
     return { success: true };
   });
-  app.post('/operations/db/compact', { config: { auth: { action: 'operations:compact' } } }, async () => ctx.compact());
+  // (no door: it closes them)
+  app.post('/operations/db/compact', { config: { auth: { action: 'operations:compact' }, door: 'none' } }, async () => ctx.compact());
   app.post('/operations/vote', { config: { auth: { action: 'operations:vote' } } }, async () => ctx.vote());
   app.get('/operations/schema_changes', { config: { auth: { action: 'operations/schema_changes:list' } } }, async () => []);
   app.post('/operations/cache/clear', { config: { auth: { action: 'operations:cache_clear' } } }, async () => {
